@@ -1,0 +1,43 @@
+// transformer — full softmax multi-head attention (Vaswani et al., 2017), the
+// LRA baseline every other mixer is compared with. Built with the public SDK
+// only, exactly as a third-party plugin would be.
+#include <lra/attention.h>
+#include <lra/mixer.h>
+
+namespace {
+
+class SoftmaxAttention final : public lra::Mixer {
+ public:
+  SoftmaxAttention(const lra::MixerSpec& spec)
+      : heads_(spec.heads), causal_(spec.causal), dropout_(spec.attention_dropout),
+        proj_(register_module("proj", lra::QKVO(spec.d_model, spec.qkv_dim))) {}
+
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask) override {
+    auto q = lra::ops::split_heads(proj_->q(x), heads_);
+    auto k = lra::ops::split_heads(proj_->k(x), heads_);
+    auto v = lra::ops::split_heads(proj_->v(x), heads_);
+    torch::Tensor probs;
+    auto out = lra::ops::softmax_attention(q, k, v, mask, causal_, dropout_, is_training(),
+                                           record_attention_ ? &probs : nullptr);
+    if (record_attention_) last_attention_ = probs;
+    return proj_->o(lra::ops::merge_heads(out));
+  }
+
+ private:
+  int64_t heads_;
+  bool causal_;
+  double dropout_;
+  lra::QKVO proj_;
+};
+
+std::vector<lra::OptionSpec> options() { return {}; }
+
+std::shared_ptr<lra::Mixer> create(const lra::MixerSpec& spec, const lra::ParamReader&) {
+  return std::make_shared<SoftmaxAttention>(spec);
+}
+
+}  // namespace
+
+LRA_MIXER_PLUGIN("transformer", "1.0.0",
+                 "Full softmax multi-head attention (Vaswani et al. 2017), the LRA baseline",
+                 LRA_CAP_CAUSAL | LRA_CAP_ATTENTION_PROBS | LRA_CAP_PADDING_MASK, options, create)

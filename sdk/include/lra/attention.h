@@ -1,0 +1,94 @@
+// lra/attention.h — helpers every mixer needs, shared by built-in and
+// third-party plugins: head splitting, padding/causal masking, the reference
+// softmax attention (the op parity tests compare against), and the Q/K/V/O
+// projections LRA uses (no biases, Xavier-uniform).
+#pragma once
+
+#include <cmath>
+
+#include <ATen/ATen.h>
+#include <torch/nn/init.h>
+#include <torch/nn/module.h>
+#include <torch/nn/modules/linear.h>
+
+namespace lra {
+inline namespace v1 {
+namespace ops {
+
+// Logit added to masked positions. Finite (as in LRA's -1e10) so rows with
+// every key masked become a uniform average instead of NaN.
+constexpr double kMaskedLogit = -1e10;
+
+// [B, L, H*Dh] -> [B, H, L, Dh]
+inline at::Tensor split_heads(const at::Tensor& x, int64_t heads) {
+  const auto B = x.size(0), L = x.size(1), HD = x.size(2);
+  TORCH_CHECK(HD % heads == 0, "width ", HD, " is not divisible by ", heads, " heads");
+  return x.view({B, L, heads, HD / heads}).transpose(1, 2);
+}
+
+// [B, H, L, Dh] -> [B, L, H*Dh]
+inline at::Tensor merge_heads(const at::Tensor& x) {
+  const auto B = x.size(0), H = x.size(1), L = x.size(2), D = x.size(3);
+  return x.transpose(1, 2).contiguous().view({B, L, H * D});
+}
+
+// Boolean "may attend" matrix [L, L] for causal attention (key j <= query i).
+inline at::Tensor causal_allowed(int64_t L, const at::Device& device) {
+  return at::ones({L, L}, at::TensorOptions().dtype(at::kBool).device(device)).tril();
+}
+
+// Reference softmax attention.
+//   q, k, v:  [B, H, Lq, Dh], [B, H, Lk, Dh], [B, H, Lk, Dv]
+//   key_mask: [B, Lk] bool, true = real key (undefined tensor = no padding)
+//   causal:   query i attends keys j <= i (requires Lq == Lk)
+//   probs_out: if non-null receives the attention probabilities [B, H, Lq, Lk]
+inline at::Tensor softmax_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                    const at::Tensor& key_mask, bool causal, double dropout_p,
+                                    bool training, at::Tensor* probs_out = nullptr,
+                                    const at::Tensor& extra_logits = {}) {
+  auto logits = at::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(q.size(-1)));
+  if (extra_logits.defined()) logits = logits + extra_logits;
+  if (key_mask.defined()) {
+    logits = logits.masked_fill(key_mask.logical_not().unsqueeze(1).unsqueeze(2), kMaskedLogit);
+  }
+  if (causal) {
+    TORCH_CHECK(q.size(2) == k.size(2), "causal attention needs equal query and key lengths");
+    logits = logits.masked_fill(causal_allowed(q.size(2), q.device()).logical_not(), kMaskedLogit);
+  }
+  auto probs = at::softmax(logits, -1);
+  if (probs_out) *probs_out = probs.detach();
+  if (dropout_p > 0.0 && training) probs = at::dropout(probs, dropout_p, /*train=*/true);
+  return at::matmul(probs, v);
+}
+
+// Xavier-uniform for a [out, in] weight, as Flax's default for LRA's dense layers.
+inline void xavier_uniform(at::Tensor& w) {
+  torch::NoGradGuard g;
+  torch::nn::init::xavier_uniform_(w);
+}
+
+}  // namespace ops
+
+// Query/key/value/output projections of multi-head attention, as LRA builds
+// them: d_model -> qkv_dim for Q, K, V; qkv_dim -> d_model for the output;
+// no biases; Xavier-uniform weights.
+class QKVOImpl : public torch::nn::Module {
+ public:
+  QKVOImpl(int64_t d_model, int64_t qkv_dim, bool shared_qk = false)
+      : q(register_module("q", torch::nn::Linear(torch::nn::LinearOptions(d_model, qkv_dim).bias(false)))),
+        v(register_module("v", torch::nn::Linear(torch::nn::LinearOptions(d_model, qkv_dim).bias(false)))),
+        o(register_module("o", torch::nn::Linear(torch::nn::LinearOptions(qkv_dim, d_model).bias(false)))) {
+    if (!shared_qk) {
+      k = register_module("k", torch::nn::Linear(torch::nn::LinearOptions(d_model, qkv_dim).bias(false)));
+      ops::xavier_uniform(k->weight);
+    }
+    ops::xavier_uniform(q->weight);
+    ops::xavier_uniform(v->weight);
+    ops::xavier_uniform(o->weight);
+  }
+  torch::nn::Linear q, v, o, k{nullptr};
+};
+TORCH_MODULE(QKVO);
+
+}  // namespace v1
+}  // namespace lra

@@ -1,0 +1,94 @@
+// lra/mixer.h — the mixer contract: what a plugin author implements.
+//
+// The host owns the whole backbone (embeddings, positions, norms, feed-forward
+// layers, pooling, head, optimiser, data). A mixer plugin provides only the
+// token-mixing layer of each block: a LibTorch module mapping
+//   x [B, L, D] (float) and mask [B, L] (bool, true = real token)  ->  [B, L, D].
+//
+// Lifetime: the host never unloads a plugin library, so modules created here may
+// hold code (vtables, deleters) from the plugin for the whole process.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <torch/nn/module.h>
+
+#include "lra/options.h"
+#include "lra/plugin.h"
+#include "lra/status.h"
+
+namespace lra {
+inline namespace v1 {
+
+// Fixed by the task manifest; a plugin must not change the model's width.
+struct MixerSpec {
+  int64_t d_model = 0;       // width of x and of the output
+  int64_t heads = 1;         // number of heads the manifest asks for
+  int64_t qkv_dim = 0;       // total width of queries/keys/values over all heads
+  int64_t max_len = 0;       // longest sequence the mixer will see (CLS included)
+  bool causal = false;       // position i may only read positions <= i
+  double attention_dropout = 0.0;
+  int64_t layer_index = 0;   // 0-based block index (e.g. to vary patterns per layer)
+  uint64_t seed = 0;         // for plugin-internal fixed randomness (e.g. hash rotations)
+};
+
+class Mixer : public torch::nn::Module {
+ public:
+  // x: [B, L, D]; mask: [B, L] bool (true = real token). Returns [B, L, D].
+  virtual torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask) = 0;
+
+  // LRA_CAP_ATTENTION_PROBS: when recording is on, the next forward keeps its
+  // attention probabilities [B, H, L, L] for last_attention().
+  virtual void set_record_attention(bool on) { record_attention_ = on; }
+  virtual torch::Tensor last_attention() const { return last_attention_; }
+
+ protected:
+  bool record_attention_ = false;
+  torch::Tensor last_attention_;
+};
+
+// The interface the host calls; LRA_MIXER_PLUGIN implements it for you.
+class MixerPlugin {
+ public:
+  virtual ~MixerPlugin() = default;
+  virtual Status options(std::vector<OptionSpec>* out) const noexcept = 0;
+  // `options` holds every declared option (defaults filled in by the host).
+  virtual Status create(const MixerSpec& spec, const Params& options,
+                        std::shared_ptr<Mixer>* out) const noexcept = 0;
+};
+
+namespace detail {
+using MixerOptionsFn = std::vector<OptionSpec> (*)();
+using MixerCreateFn = std::shared_ptr<Mixer> (*)(const MixerSpec&, const ParamReader&);
+
+class MixerPluginImpl final : public MixerPlugin {
+ public:
+  MixerPluginImpl(MixerOptionsFn o, MixerCreateFn c, const char* name) : o_(o), c_(c), name_(name) {}
+  Status options(std::vector<OptionSpec>* out) const noexcept override {
+    return guarded([&] { *out = o_(); });
+  }
+  Status create(const MixerSpec& spec, const Params& options,
+                std::shared_ptr<Mixer>* out) const noexcept override {
+    return guarded([&] {
+      ParamReader reader(options, std::string("mixer '") + name_ + "' options");
+      *out = c_(spec, reader);
+      if (!*out) throw Error(ErrorKind::plugin, std::string("mixer '") + name_ + "' returned no module");
+    });
+  }
+
+ private:
+  MixerOptionsFn o_;
+  MixerCreateFn c_;
+  const char* name_;
+};
+}  // namespace detail
+
+}  // namespace v1
+}  // namespace lra
+
+// Declares a mixer plugin. OPTIONS_FN: std::vector<lra::OptionSpec>();
+// CREATE_FN: std::shared_ptr<lra::Mixer>(const lra::MixerSpec&, const lra::ParamReader&).
+#define LRA_MIXER_PLUGIN(NAME, VERSION, DESCRIPTION, CAPS, OPTIONS_FN, CREATE_FN) \
+  LRA_DETAIL_INFO(LRA_KIND_MIXER, CAPS, NAME, VERSION, DESCRIPTION)               \
+  LRA_DETAIL_ENTRY(::lra::MixerPlugin, ::lra::detail::MixerPluginImpl(OPTIONS_FN, CREATE_FN, NAME))

@@ -1,0 +1,68 @@
+// lra/task.h — the task contract: vocabulary, classes, splits and examples.
+//
+// A task plugin turns files (or a deterministic generator) into token ids and
+// labels. It knows its own on-disk layouts; the host owns batching, padding,
+// truncation to the manifest's max_len, and fingerprints the loaded content.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lra/options.h"
+#include "lra/plugin.h"
+#include "lra/status.h"
+
+namespace lra {
+inline namespace v1 {
+
+struct TaskInfo {
+  int64_t vocab_size = 0;   // ids are in [0, vocab_size); id 0 is padding
+  int64_t num_classes = 0;
+  int64_t natural_len = 0;  // the task's sequence length before any CLS token
+  bool paired = false;      // two inputs per example (e.g. document matching)
+  std::vector<std::string> vocabulary;  // token text by id, when meaningful
+};
+
+// Examples of one split in flat form: example i is tokens[offsets[i], offsets[i+1]).
+struct Split {
+  std::vector<int32_t> tokens;
+  std::vector<int64_t> offsets{0};
+  std::vector<int32_t> tokens2;  // second input of paired tasks
+  std::vector<int64_t> offsets2{0};
+  std::vector<int32_t> labels;
+  size_t size() const { return labels.size(); }
+};
+
+struct Dataset {
+  TaskInfo info;
+  Split train, val, test;
+  std::string source;  // human-readable: which files, generated or release
+};
+
+struct DataRequest {
+  std::string data_root;       // --data-dir, $LRA_DATA_DIR or the user cache
+  Params params;               // the manifest's [data] section, defaults filled in
+  int threads = 1;
+  bool allow_generate = true;  // false for `lrahost data check`
+};
+
+class TaskPlugin {
+ public:
+  virtual ~TaskPlugin() = default;
+  // The keys the [data] manifest section may hold, with defaults.
+  virtual Status data_options(std::vector<OptionSpec>* out) const noexcept = 0;
+  // Loads all splits; a synthetic task generates (and caches) when allowed.
+  virtual Status load(const DataRequest& request, Dataset* out) const noexcept = 0;
+  // Synthetic tasks: writes a dataset of `total` examples into out_dir.
+  virtual Status generate(const std::string& out_dir, const Params& params, int64_t total,
+                          uint64_t seed, int threads) const noexcept = 0;
+};
+
+}  // namespace v1
+}  // namespace lra
+
+// Declares a task plugin. CLASS: a default-constructible lra::TaskPlugin subclass.
+#define LRA_TASK_PLUGIN(NAME, VERSION, DESCRIPTION, CLASS) \
+  LRA_DETAIL_INFO(LRA_KIND_TASK, 0u, NAME, VERSION, DESCRIPTION) \
+  LRA_DETAIL_ENTRY(::lra::TaskPlugin, CLASS())
