@@ -1,0 +1,85 @@
+// `lrahost inspect` and `lrahost plugins`.
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "lra/status.h"
+#include "plugins/loader.h"
+
+namespace lra::host {
+namespace {
+
+void print_options(const std::vector<lra::OptionSpec>& specs, const char* title) {
+  std::printf("%s\n", title);
+  if (specs.empty()) std::printf("  (none)\n");
+  for (const auto& s : specs)
+    std::printf("  %-22s %-6s default %-10s %s\n", s.name.c_str(), type_name(s.default_value),
+                to_string(s.default_value).c_str(), s.help.c_str());
+}
+
+}  // namespace
+
+int inspect_command(const std::string& target) {
+  // A NAME is looked up among discovered plugins of either kind.
+  std::filesystem::path file = target;
+  const bool looks_like_path = target.find('/') != std::string::npos || file.extension() == ".so";
+  if (!looks_like_path) {
+    bool found = false;
+    for (const auto& p : discover_plugins())
+      if (p.error.empty() && p.descriptor.name == target) {
+        file = p.file;
+        found = true;
+        break;
+      }
+    if (!found) file = resolve_plugin(target, LRA_KIND_MIXER);  // throws with the list of names
+  }
+  const Descriptor d = read_descriptor(file);
+  const Descriptor& h = host_descriptor();
+  std::printf("file          %s\n", file.c_str());
+  std::printf("name          %s %s (%s plugin)\n", d.name.c_str(), d.version.c_str(), kind_name(d.kind));
+  std::printf("description   %s\n", d.description.c_str());
+  std::printf("SDK ABI       %u.%u (host %u.%u)\n", d.abi_major, d.abi_minor, h.abi_major, h.abi_minor);
+  std::printf("LibTorch      %s (host %s)\n", d.torch_version.c_str(), h.torch_version.c_str());
+  std::printf("C++ ABI       _GLIBCXX_USE_CXX11_ABI=%d (host %d), %s (host %s)\n", d.cxx11_abi, h.cxx11_abi,
+              d.stdlib.c_str(), h.stdlib.c_str());
+  std::printf("compiler      %s\n", d.compiler.c_str());
+  std::string caps;
+  for (const auto& c : capability_names(d.capabilities)) caps += (caps.empty() ? "" : ", ") + c;
+  if (d.kind == LRA_KIND_MIXER) std::printf("capabilities  %s\n", caps.empty() ? "none" : caps.c_str());
+  auto problems = compatibility_problems(d, h, 0);
+  if (!problems.empty()) {
+    std::printf("status        REJECTED\n");
+    for (const auto& p : problems) std::printf("  - %s\n", p.c_str());
+    return static_cast<int>(ErrorKind::plugin);
+  }
+  std::printf("status        compatible\n");
+  const LoadedPlugin& lp = load_plugin(file, d.kind);
+  std::printf("sha256        %s\n", lp.sha256.c_str());
+  std::vector<lra::OptionSpec> specs;
+  Status st = d.kind == LRA_KIND_MIXER ? lp.mixer().options(&specs) : lp.task().data_options(&specs);
+  if (!st.ok()) throw Error(ErrorKind::plugin, "plugin '" + d.name + "' failed to list its options: " + st.message);
+  print_options(specs, d.kind == LRA_KIND_MIXER ? "options (set with --set mixer.NAME=VALUE)" : "data options ([data] keys)");
+  return 0;
+}
+
+int plugins_command() {
+  auto found = discover_plugins();
+  std::printf("search path:");
+  for (const auto& d : plugin_search_dirs()) std::printf(" %s", d.c_str());
+  std::printf("\n");
+  if (found.empty()) std::printf("no plugins found\n");
+  for (const auto& p : found) {
+    if (!p.error.empty()) {
+      std::printf("  %-6s %-20s %-8s %-10s %s\n", "?", p.file.filename().c_str(), "", "REJECTED", p.error.c_str());
+      continue;
+    }
+    std::string caps;
+    for (const auto& c : capability_names(p.descriptor.capabilities)) caps += (caps.empty() ? "" : ",") + c;
+    std::printf("  %-6s %-20s %-8s %-10s %s%s%s\n", kind_name(p.descriptor.kind), p.descriptor.name.c_str(),
+                p.descriptor.version.c_str(), p.problems.empty() ? "ok" : "REJECTED", p.file.c_str(),
+                caps.empty() ? "" : "  [", caps.empty() ? "" : (caps + "]").c_str());
+    for (const auto& pr : p.problems) std::printf("         - %s\n", pr.c_str());
+  }
+  return 0;
+}
+
+}  // namespace lra::host

@@ -1,0 +1,264 @@
+// `lrahost run`: resolve plugin, task and manifest; apply the rule tiers;
+// check the parameter budget; train; write the run directory atomically
+// enough that a failed run never leaves a result.json behind.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+#include <map>
+
+#include <ATen/Parallel.h>
+#include <torch/cuda.h>
+#include <torch/serialize.h>
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "cli/commands.h"
+#include "cli/mixer_options.h"
+#include "cli/paper_table.h"
+#include "common/build_info.h"
+#include "common/sha256.h"
+#include "data/task_data.h"
+#include "lra/status.h"
+#include "manifest/presets.h"
+#include "model/backbone.h"
+#include "results/result.h"
+#include "results/system_info.h"
+#include "rules/rules.h"
+#include "train/batches.h"
+#include "train/trainer.h"
+
+namespace lra::host {
+namespace {
+
+std::string utc_now(const char* fmt = "%Y-%m-%dT%H:%M:%SZ") {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, fmt, &tm);
+  return buf;
+}
+
+nlohmann::json params_json(const lra::Params& p) {
+  auto j = nlohmann::json::object();
+  for (const auto& [k, v] : p) std::visit([&, key = k](const auto& x) { j[key] = x; }, v);
+  return j;
+}
+
+int64_t peak_rss_bytes() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<int64_t>(u.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+torch::Device pick_device(const std::string& want) {
+  if (want == "cpu") return torch::kCPU;
+  if (want == "cuda") {
+    if (!torch::cuda::is_available())
+      throw Error(ErrorKind::usage, "--device cuda: this lrahost was built against a LibTorch without CUDA or no GPU is "
+                                    "visible; use --device cpu or auto");
+    return torch::kCUDA;
+  }
+  return torch::cuda::is_available() ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
+}
+
+std::shared_ptr<spdlog::logger> make_logger() {
+  auto console = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
+  console->set_pattern("[%H:%M:%S] %v");
+  auto log = std::make_shared<spdlog::logger>("lrahost", console);
+  log->set_level(spdlog::level::info);
+  return log;
+}
+
+// A task is named, never a path: an unknown name is a usage error (exit 2).
+const LoadedPlugin& open_task(const std::string& name) {
+  auto names = available_plugin_names(LRA_KIND_TASK);
+  if (std::find(names.begin(), names.end(), name) == names.end()) {
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    throw Error(ErrorKind::usage, "unknown task '" + name + "' (available: " + (list.empty() ? "none" : list) +
+                                      "; LRA's tasks are listops, text, retrieval, image, pathfinder, pathx)");
+  }
+  return open_plugin(name, LRA_KIND_TASK);
+}
+
+}  // namespace
+
+int run_command(const RunArgs& a) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  const std::string started_at = utc_now();
+  auto log = make_logger();
+  const int threads = effective_threads(a.threads);
+  at::set_num_threads(threads);
+
+  // 1. Plugins first: a rejected plugin must stop the run before anything else.
+  const LoadedPlugin& task = open_task(a.task);
+  const LoadedPlugin& mixer = open_plugin(a.plugin, LRA_KIND_MIXER);
+
+  // 2. Manifest, then the rule tiers: fixed keys (open if changed), mixer options (bounded).
+  Manifest manifest = a.manifest ? load_manifest_file(*a.manifest) : load_preset(a.task, a.preset);
+  if (manifest.task != a.task)
+    throw Error(ErrorKind::rules, manifest.source + ": manifest is for task '" + manifest.task + "', not '" + a.task + "'");
+  const EmbeddedFile* official = find_official(a.task);
+  RunChoices choices{a.task, a.manifest ? "manifest " + manifest.source : "preset '" + a.preset + "'",
+                     sha256_hex(manifest.text), official ? official->name : "",
+                     official ? sha256_hex(official->text) : "", {}};
+  std::map<std::string, std::string> mixer_sets;
+  for (const auto& s : a.sets) {
+    auto eq = s.find('=');
+    if (s.rfind("mixer.", 0) == 0 && eq != std::string::npos) {
+      mixer_sets[s.substr(6, eq - 6)] = s.substr(eq + 1);
+      continue;
+    }
+    apply_override(manifest, s);
+    choices.overrides.push_back(s);
+  }
+  if (a.seed) manifest.train.seed = *a.seed;  // a trial index: recorded, stays closed
+  const lra::Params mixer_options = resolve_mixer_options(mixer, mixer_sets);
+  const RunDivision division = classify_run(choices);
+
+  // 3. Data (generated on demand for synthetic tasks) and its fingerprint.
+  const auto root = data_root(a.data_dir);
+  log->info("task {}: loading data under {}", a.task, root.string());
+  LoadedData data = load_task_data(task, manifest.data, root, threads, true, manifest.source);
+  const auto& info = data.dataset.info;
+  log->info("data: {} train / {} val / {} test from {}", data.dataset.train.size(), data.dataset.val.size(),
+            data.dataset.test.size(), data.dataset.source);
+
+  // 4. Models: the reference Transformer sets the budget; checked before training.
+  BackboneSpec spec{manifest.model, info.vocab_size, info.num_classes, static_cast<uint64_t>(manifest.train.seed)};
+  torch::manual_seed(manifest.train.seed);
+  const int64_t reference_params = count_parameters(*Classifier(spec, make_reference_attention));
+  const ParamBudget budget = param_budget(reference_params, manifest.rules.param_budget_ratio);
+  torch::manual_seed(manifest.train.seed);
+  auto make_mixer = [&](const lra::MixerSpec& ms) {
+    std::shared_ptr<lra::Mixer> m;
+    if (auto st = mixer.mixer().create(ms, mixer_options, &m); !st.ok())
+      throw Error(st.kind == ErrorKind::internal ? ErrorKind::plugin : st.kind,
+                  "plugin '" + mixer.descriptor.name + "' could not build its mixer: " + st.message);
+    return m;
+  };
+  Classifier model(spec, make_mixer);
+  const int64_t total_params = count_parameters(*model);
+  log->info("model: {} parameters ({} in the mixers); reference Transformer {}; budget {}", with_commas(total_params),
+            with_commas(model->mixer_parameters()), with_commas(reference_params), with_commas(budget.budget));
+  enforce_param_budget(budget, total_params, mixer.descriptor.name);
+
+  // 5. The run directory: created only now that every check passed.
+  const std::filesystem::path out =
+      a.out ? std::filesystem::path(*a.out)
+            : std::filesystem::path("runs") / (a.task + "-" + mixer.descriptor.name + "-" + utc_now("%Y%m%d-%H%M%S"));
+  if (std::filesystem::exists(out / "result.json"))
+    throw Error(ErrorKind::usage, "run directory " + out.string() + " already holds a result.json; choose another --out");
+  std::filesystem::create_directories(out);
+  log->sinks().push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>((out / "run.log").string(), true));
+  log->info("lrahost {} — {} on {} ({} preset, {} division), seed {}, run dir {}", build_info().version,
+            mixer.descriptor.name, a.task, a.manifest ? "custom" : a.preset, division.name, manifest.train.seed, out.string());
+  for (const auto& r : division.reasons) log->info("open division: {}", r);
+
+  const torch::Device device = pick_device(a.device);
+  TrainerOptions topts{manifest.train, manifest.model.max_len, device, static_cast<bool>(isatty(STDERR_FILENO))};
+  TrainResult tr = train_and_evaluate(model, data.dataset, topts, *log);
+
+  {  // the final model, for `lrahost span` and reuse
+    torch::serialize::OutputArchive ar;
+    model->save(ar);
+    ar.save_to((out / "model.pt").string());
+  }
+
+  // 6. The result file, sealed with a digest and written atomically, last.
+  const double majority = majority_class_rate(data.dataset.test, info.num_classes);
+  nlohmann::json plugin_caps = capability_names(mixer.descriptor.capabilities);
+  nlohmann::json r = {
+      {"schema", kResultSchema},
+      {"division", division.name},
+      {"division_reasons", division.reasons},
+      {"valid", true},
+      {"invalid_reasons", nlohmann::json::array()},
+      {"host",
+       {{"version", build_info().version},
+        {"git_revision", build_info().git_revision},
+        {"git_dirty", build_info().git_dirty},
+        {"sdk_abi", std::to_string(LRA_ABI_MAJOR) + "." + std::to_string(LRA_ABI_MINOR)},
+        {"torch_version", host_descriptor().torch_version},
+        {"cuda_version", nullptr},
+        {"build_type", build_info().build_type},
+        {"compiler", build_info().compiler}}},
+      {"system", system_info()},
+      {"plugin",
+       {{"name", mixer.descriptor.name},
+        {"version", mixer.descriptor.version},
+        {"file", mixer.descriptor.file.string()},
+        {"sha256", mixer.sha256},
+        {"options", params_json(mixer_options)},
+        {"params", {{"total", total_params}, {"mixer", model->mixer_parameters()}}},
+        {"capabilities", plugin_caps}}},
+      {"task",
+       {{"name", a.task},
+        {"plugin_version", task.descriptor.version},
+        {"manifest", manifest.source},
+        {"manifest_sha256", choices.manifest_sha256},
+        {"preset", a.manifest ? nlohmann::json(nullptr) : nlohmann::json(a.preset)},
+        {"data_fingerprint", data.fingerprint},
+        {"data_source", data.dataset.source},
+        {"data_params", params_json(data.params)},
+        {"examples", {{"train", data.dataset.train.size()}, {"val", data.dataset.val.size()}, {"test", data.dataset.test.size()}}}}},
+      {"rules", {{"reference_params", budget.reference}, {"param_budget_ratio", budget.ratio}, {"param_budget", budget.budget}}},
+      {"seed", manifest.train.seed},
+      {"overrides", choices.overrides},
+      {"config", to_json(manifest)},
+      {"metrics",
+       {{"test_accuracy", tr.test.accuracy},
+        {"test_loss", tr.test.loss},
+        {"best_val_accuracy", tr.best_val_accuracy},
+        {"best_val_step", tr.best_val_step},
+        {"final_train_loss", tr.final_train_loss},
+        {"final_train_accuracy", tr.final_train_accuracy},
+        {"majority_class_rate", majority}}},
+      {"history", tr.history},
+      {"timing",
+       {{"wall_seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count()},
+        {"train_seconds", tr.train_seconds},
+        {"eval_seconds", tr.eval_seconds},
+        {"steps", tr.steps},
+        {"steps_per_second", tr.steps_per_second},
+        {"peak_memory_bytes", peak_rss_bytes()},
+        {"peak_memory_kind", "process peak RSS"},
+        {"device", device.str()},
+        {"threads", threads}}},
+      {"command_line", a.command_line},
+      {"started_at", started_at},
+      {"finished_at", utc_now()},
+  };
+  write_result(out, seal(std::move(r)));
+
+  // 7. The summary a person reads.
+  std::printf("\n%s on %s (%s division)\n", mixer.descriptor.name.c_str(), a.task.c_str(), division.name.c_str());
+  std::printf("  test accuracy          %6.2f%%  (%zu examples)\n", 100 * tr.test.accuracy, data.dataset.test.size());
+  std::printf("  majority-class rate    %6.2f%%\n", 100 * majority);
+  std::printf("  best validation        %6.2f%%  (step %lld)\n", 100 * tr.best_val_accuracy,
+              static_cast<long long>(tr.best_val_step));
+  if (auto p = paper_accuracy("transformer", a.task))
+    std::printf("  LRA paper, Transformer %6.2f%%  (Table 1, official protocol)\n", *p);
+  if (mixer.descriptor.name != "transformer")
+    if (auto p = paper_accuracy(mixer.descriptor.name, a.task))
+      std::printf("  LRA paper, %-11s %6.2f%%\n", mixer.descriptor.name.c_str(), *p);
+  std::printf("  training               %.1f s, %.2f steps/s\n", tr.train_seconds, tr.steps_per_second);
+  std::printf("  result                 %s\n", (out / "result.json").c_str());
+  return 0;
+}
+
+int effective_threads(int requested) {
+  if (requested > 0) return requested;
+  const long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+}  // namespace lra::host

@@ -1,0 +1,38 @@
+// The lrahost subcommands (ARCHITECTURE §4). Each returns the process exit
+// code; errors are thrown as lra::Error and mapped to codes by main().
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lra::host {
+
+struct RunArgs {
+  std::string plugin, task, preset = "official";
+  std::optional<std::string> manifest, data_dir, out;
+  std::vector<std::string> sets;
+  std::optional<int64_t> seed;
+  std::string device = "auto";
+  int threads = 0;  // 0 = all cores
+  std::vector<std::string> command_line;
+};
+int run_command(const RunArgs& args);
+
+struct GenerateArgs {
+  std::string generator, out;
+  std::optional<int64_t> n;
+  uint64_t seed = 0;
+  int threads = 0;
+};
+int data_generate_command(const GenerateArgs& args);
+int data_check_command(const std::string& task, const std::string& data_dir, int threads);
+
+int inspect_command(const std::string& plugin);
+int plugins_command();
+int verify_command(const std::vector<std::string>& paths);
+
+// Shared by commands: 0 -> number of hardware threads.
+int effective_threads(int requested);
+
+}  // namespace lra::host

@@ -1,0 +1,59 @@
+#include "data/task_data.h"
+
+#include <cstdlib>
+
+#include "lra/status.h"
+#include "train/batches.h"
+
+namespace lra::host {
+
+std::filesystem::path data_root(const std::optional<std::string>& flag) {
+  if (flag && !flag->empty()) return *flag;
+  if (const char* env = std::getenv("LRA_DATA_DIR"); env && *env) return env;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return std::filesystem::path(xdg) / "lrahost" / "data";
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return std::filesystem::path(home) / ".cache" / "lrahost" / "data";
+  return std::filesystem::current_path() / "lrahost-data";
+}
+
+lra::Params resolve_data_params(const LoadedPlugin& task, const lra::Params& given, const std::string& where) {
+  std::vector<lra::OptionSpec> specs;
+  if (auto st = task.task().data_options(&specs); !st.ok()) throw Error(st.kind, st.message);
+  lra::Params out;
+  for (const auto& s : specs) out[s.name] = s.default_value;
+  for (const auto& [key, value] : given) {
+    auto it = out.find(key);
+    if (it == out.end()) {
+      std::string valid;
+      for (const auto& s : specs) valid += (valid.empty() ? "" : ", ") + s.name;
+      throw Error(ErrorKind::rules, where + ": unknown key 'data." + key + "' for task '" + task.descriptor.name +
+                                        "' (valid: " + valid + ")");
+    }
+    const bool int_for_float = value.index() == 1 && it->second.index() == 2;
+    if (value.index() != it->second.index() && !int_for_float)
+      throw Error(ErrorKind::rules, where + ": 'data." + key + "' must be " + type_name(it->second) + ", got " +
+                                        type_name(value) + " " + to_string(value));
+    it->second = int_for_float ? lra::Value(static_cast<double>(std::get<int64_t>(value))) : value;
+  }
+  return out;
+}
+
+LoadedData load_task_data(const LoadedPlugin& task, const lra::Params& given, const std::filesystem::path& root,
+                          int threads, bool allow_generate, const std::string& where) {
+  LoadedData out;
+  out.params = resolve_data_params(task, given, where);
+  lra::DataRequest req;
+  req.data_root = root.string();
+  req.params = out.params;
+  req.threads = threads;
+  req.allow_generate = allow_generate;
+  if (auto st = task.task().load(req, &out.dataset); !st.ok()) throw Error(st.kind, st.message);
+  validate_split(out.dataset.train, out.dataset.info, "train");
+  validate_split(out.dataset.val, out.dataset.info, "validation");
+  validate_split(out.dataset.test, out.dataset.info, "test");
+  out.fingerprint = dataset_fingerprint(out.dataset);
+  return out;
+}
+
+}  // namespace lra::host

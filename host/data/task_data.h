@@ -1,0 +1,30 @@
+// Where datasets live and how a task plugin's data is loaded, checked and
+// fingerprinted on the host side (shared by `run` and `data check`).
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "lra/task.h"
+#include "plugins/loader.h"
+
+namespace lra::host {
+
+// --data-dir, else $LRA_DATA_DIR, else $XDG_CACHE_HOME/lrahost/data, else ~/.cache/lrahost/data.
+std::filesystem::path data_root(const std::optional<std::string>& flag);
+
+// The task's declared [data] options with defaults, overlaid with `given`.
+// A key the task does not declare is a rules error naming it.
+lra::Params resolve_data_params(const LoadedPlugin& task, const lra::Params& given, const std::string& where);
+
+struct LoadedData {
+  lra::Dataset dataset;
+  lra::Params params;       // effective [data] values
+  std::string fingerprint;  // dataset_fingerprint()
+};
+
+LoadedData load_task_data(const LoadedPlugin& task, const lra::Params& given, const std::filesystem::path& root,
+                          int threads, bool allow_generate, const std::string& where);
+
+}  // namespace lra::host

@@ -1,0 +1,91 @@
+// manifest/manifest.h — a task's fixed hyperparameters, read from TOML.
+//
+// A manifest (schema "lrahost.manifest/v1") has four sections whose key names
+// are a contract (docs/ARCHITECTURE §9):
+//   [model]  layers d_model heads qkv_dim ffn_dim dropout attention_dropout
+//            pooling positions max_len
+//   [train]  steps batch_size lr schedule warmup steps_per_cycle weight_decay
+//            betas eps grad_clip eval_every checkpoint_every seed eval_batch_size
+//   [data]   free-form scalars, validated by the task plugin
+//   [rules]  param_budget_ratio
+// plus the top-level strings schema, name, task and (optional) description.
+//
+// Every problem is reported as lra::Error(ErrorKind::rules, msg) where msg
+// names the source, the dotted key, the offending value and what is expected
+// (command-line syntax problems in apply_override are ErrorKind::usage).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "lra/options.h"
+#include "lra/status.h"
+
+namespace lra::host {
+
+inline constexpr const char* kManifestSchema = "lrahost.manifest/v1";
+
+struct ModelConfig {
+  int64_t layers = 0, d_model = 0, heads = 0, qkv_dim = 0, ffn_dim = 0;
+  double dropout = 0.0, attention_dropout = 0.0;
+  std::string pooling;    // "cls" | "mean"
+  std::string positions;  // "sinusoidal" | "learned"
+  int64_t max_len = 0;    // tokens, without the CLS position the host adds for cls pooling
+};
+
+struct TrainConfig {
+  int64_t steps = 0, batch_size = 0;
+  double lr = 0.0;         // the schedule's `constant` factor (not the peak with rsqrt_decay)
+  std::string schedule;    // "*"-separated factors, see manifest/schedule.h
+  int64_t warmup = 0, steps_per_cycle = 0;
+  double weight_decay = 0.0;
+  double beta1 = 0.0, beta2 = 0.0, eps = 0.0;  // manifest key: betas = [beta1, beta2]
+  double grad_clip = 0.0;  // global L2 norm; 0 = off
+  int64_t eval_every = 0, checkpoint_every = 0, seed = 0, eval_batch_size = 0;
+};
+
+struct RulesConfig {
+  double param_budget_ratio = 0.0;  // max params / reference Transformer params
+};
+
+struct Manifest {
+  std::string schema, name, task, description;
+  ModelConfig model;
+  TrainConfig train;
+  lra::Params data;  // carried as is; the task plugin validates it
+  RulesConfig rules;
+  std::string source;  // file path, or "builtin:lra-v1/listops.toml"
+  std::string text;    // the exact bytes parsed (what the manifest hash covers)
+  std::vector<std::string> overrides;  // "key=value" assignments applied by apply_override, in order
+};
+
+// Parses and validates a manifest. `source` names it in every message.
+Manifest parse_manifest(std::string_view text, const std::string& source);
+
+// Applies one command-line assignment "section.key=value" (e.g.
+// "train.steps=100", "train.betas=[0.9,0.99]", "model.pooling=mean"). The
+// value is read as TOML; a bare word that is not valid TOML is taken as a
+// string. Same type rules and validation as the file; on error `m` is left
+// unchanged. No '=' / empty key or value / unparsable value / "mixer.*" key
+// -> ErrorKind::usage; unknown key, wrong type, invalid value -> rules.
+// data.* accepts any scalar (added if absent). Records the assignment in
+// m.overrides; `m.text` is left as parsed (any override makes a run open).
+void apply_override(Manifest& m, const std::string& assignment);
+
+// Semantic checks shared by parse_manifest and apply_override.
+void validate(const Manifest& m);
+
+// The resolved configuration for result files, keyed like the manifest:
+// {"model": {...}, "train": {..., "betas": [b1, b2]}, "data": {...}, "rules": {...}}.
+nlohmann::json to_json(const Manifest& m);
+
+// Valid keys, in manifest order (for messages and for tools).
+const std::vector<std::string>& model_keys();
+const std::vector<std::string>& train_keys();
+const std::vector<std::string>& rules_keys();
+
+}  // namespace lra::host

@@ -1,0 +1,111 @@
+#include "manifest/presets.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+namespace lra::host {
+namespace {
+
+constexpr std::string_view kOfficialDir = "lra-v1/";
+constexpr std::string_view kSmokeDir = "smoke/";
+constexpr std::string_view kExt = ".toml";
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+std::string_view preset_dir(const std::string& preset) {
+  if (preset == "official") return kOfficialDir;
+  if (preset == "smoke") return kSmokeDir;
+  throw Error(ErrorKind::usage,
+              "unknown preset '" + preset + "' (valid presets: " + join(preset_names()) + ")");
+}
+
+const EmbeddedFile* find_embedded(std::string_view name) {
+  for (const auto& f : embedded_manifests())
+    if (name == f.name) return &f;
+  return nullptr;
+}
+
+}  // namespace
+
+const std::vector<std::string>& preset_names() {
+  static const std::vector<std::string> names = {"official", "smoke"};
+  return names;
+}
+
+std::string preset_file(const std::string& task, const std::string& preset) {
+  return std::string(preset_dir(preset)) + task + std::string(kExt);
+}
+
+std::vector<std::string> preset_tasks(const std::string& preset) {
+  std::string_view dir = preset_dir(preset);
+  std::vector<std::string> tasks;
+  for (const auto& f : embedded_manifests()) {
+    std::string_view name = f.name;
+    if (name.size() > dir.size() + kExt.size() && name.substr(0, dir.size()) == dir &&
+        name.substr(name.size() - kExt.size()) == kExt) {
+      std::string_view stem = name.substr(dir.size(), name.size() - dir.size() - kExt.size());
+      if (stem.find('/') == std::string_view::npos) tasks.emplace_back(stem);
+    }
+  }
+  std::sort(tasks.begin(), tasks.end());
+  return tasks;
+}
+
+Manifest load_preset(const std::string& task, const std::string& preset) {
+  const std::string file = preset_file(task, preset);  // throws for an unknown preset
+  const EmbeddedFile* f = find_embedded(file);
+  if (!f) {
+    auto tasks = preset_tasks(preset);
+    throw Error(ErrorKind::usage, "no " + preset + " manifest for task '" + task + "' (tasks with " +
+                                      preset + " manifests: " +
+                                      (tasks.empty() ? std::string("none") : join(tasks)) +
+                                      "; or pass --manifest FILE)");
+  }
+  Manifest m = parse_manifest(f->text, "builtin:" + file);
+  if (m.task != task) {
+    throw Error(ErrorKind::internal, "builtin:" + file + " declares task = \"" + m.task +
+                                         "\", expected \"" + task + "\"");
+  }
+  return m;
+}
+
+Manifest load_manifest_file(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::file_status st = fs::status(path, ec);
+  if (!fs::exists(st)) {
+    throw Error(ErrorKind::usage, "manifest file '" + path + "' does not exist");
+  }
+  if (fs::is_directory(st)) {
+    throw Error(ErrorKind::usage, "manifest path '" + path + "' is a directory; expected a .toml file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw Error(ErrorKind::rules,
+                "cannot read manifest file '" + path + "': " + std::strerror(errno));
+  }
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) {
+    throw Error(ErrorKind::rules, "error while reading manifest file '" + path + "'");
+  }
+  return parse_manifest(text, path);
+}
+
+const EmbeddedFile* find_official(const std::string& task) {
+  return find_embedded(std::string(kOfficialDir) + task + std::string(kExt));
+}
+
+bool is_official_text(const std::string& task, std::string_view text) {
+  const EmbeddedFile* f = find_official(task);
+  return f && f->text == text;
+}
+
+}  // namespace lra::host

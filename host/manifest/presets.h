@@ -1,0 +1,43 @@
+// manifest/presets.h — the manifests compiled into the host, and manifest files.
+//
+// Presets name embedded manifests: "official" -> lra-v1/<task>.toml (closed
+// division), "smoke" -> smoke/<task>.toml (a CPU-sized run, open division).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "manifest/embedded.h"
+#include "manifest/manifest.h"
+
+namespace lra::host {
+
+// {"official", "smoke"}.
+const std::vector<std::string>& preset_names();
+
+// The embedded file name of a preset's manifest for a task, e.g.
+// ("listops", "official") -> "lra-v1/listops.toml". Throws ErrorKind::usage
+// for an unknown preset; does not check that the file exists.
+std::string preset_file(const std::string& task, const std::string& preset);
+
+// Tasks that have an embedded manifest for `preset`, sorted.
+std::vector<std::string> preset_tasks(const std::string& preset);
+
+// Parses the embedded manifest (source "builtin:<file>"). ErrorKind::usage
+// when the preset is unknown or the task has no manifest for it (the message
+// lists the valid presets / the tasks that have one).
+Manifest load_preset(const std::string& task, const std::string& preset);
+
+// Reads and parses a manifest file (source = path as given). A missing path
+// or a directory is ErrorKind::usage; a file that cannot be read is
+// ErrorKind::rules; parse errors as parse_manifest.
+Manifest load_manifest_file(const std::string& path);
+
+// The embedded official manifest of a task (lra-v1/<task>.toml), or nullptr.
+const EmbeddedFile* find_official(const std::string& task);
+
+// True when `text` is byte for byte the official manifest of `task`.
+bool is_official_text(const std::string& task, std::string_view text);
+
+}  // namespace lra::host

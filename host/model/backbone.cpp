@@ -1,0 +1,163 @@
+#include "model/backbone.h"
+
+#include <cmath>
+
+#include <torch/nn/init.h>
+
+#include "lra/attention.h"
+
+namespace lra::host {
+namespace {
+
+constexpr double kLayerNormEps = 1e-6;  // Flax default, as in LRA (PyTorch's is 1e-5)
+
+torch::nn::LayerNorm layer_norm(int64_t d) {
+  return torch::nn::LayerNorm(torch::nn::LayerNormOptions({d}).eps(kLayerNormEps));
+}
+
+// LRA feed-forward layers: Xavier-uniform kernels, biases N(0, 1e-6).
+torch::nn::Linear mlp_dense(int64_t in, int64_t out) {
+  torch::nn::Linear l(in, out);
+  torch::NoGradGuard g;
+  torch::nn::init::xavier_uniform_(l->weight);
+  l->bias.normal_(0.0, 1e-6);
+  return l;
+}
+
+// Flax's default Dense init for the classifier head: LeCun-normal kernel, zero
+// bias. (Flax truncates the normal at 2 sigma; a plain normal is used here.)
+torch::nn::Linear head_dense(int64_t in, int64_t out) {
+  torch::nn::Linear l(in, out);
+  torch::NoGradGuard g;
+  l->weight.normal_(0.0, 1.0 / std::sqrt(static_cast<double>(in)));
+  l->bias.zero_();
+  return l;
+}
+
+class ReferenceAttention final : public lra::Mixer {
+ public:
+  explicit ReferenceAttention(const lra::MixerSpec& s)
+      : heads_(s.heads), causal_(s.causal), dropout_(s.attention_dropout),
+        proj_(register_module("proj", lra::QKVO(s.d_model, s.qkv_dim))) {}
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask) override {
+    auto q = lra::ops::split_heads(proj_->q(x), heads_);
+    auto k = lra::ops::split_heads(proj_->k(x), heads_);
+    auto v = lra::ops::split_heads(proj_->v(x), heads_);
+    auto out = lra::ops::softmax_attention(q, k, v, mask, causal_, dropout_, is_training());
+    return proj_->o(lra::ops::merge_heads(out));
+  }
+
+ private:
+  int64_t heads_;
+  bool causal_;
+  double dropout_;
+  lra::QKVO proj_;
+};
+
+}  // namespace
+
+std::shared_ptr<lra::Mixer> make_reference_attention(const lra::MixerSpec& spec) {
+  return std::make_shared<ReferenceAttention>(spec);
+}
+
+torch::Tensor sinusoidal_positions(int64_t max_len, int64_t d) {
+  auto pos = torch::arange(max_len, torch::kDouble).unsqueeze(1);
+  auto i = torch::arange(0, d, 2, torch::kDouble);
+  auto div = torch::exp(i * (-std::log(10000.0) / static_cast<double>(d)));
+  auto pe = torch::zeros({max_len, d}, torch::kDouble);
+  pe.index_put_({torch::indexing::Slice(), torch::indexing::Slice(0, torch::indexing::None, 2)},
+                torch::sin(pos * div));
+  pe.index_put_({torch::indexing::Slice(), torch::indexing::Slice(1, torch::indexing::None, 2)},
+                torch::cos(pos * div).narrow(1, 0, d / 2));
+  return pe.to(torch::kFloat);
+}
+
+int64_t count_parameters(const torch::nn::Module& m) {
+  int64_t n = 0;
+  for (const auto& p : m.parameters()) n += p.numel();
+  return n;
+}
+
+BlockImpl::BlockImpl(const ModelConfig& m, std::shared_ptr<lra::Mixer> mx) : mixer(std::move(mx)) {
+  register_module("mixer", mixer);
+  ln_mix = register_module("ln_mix", layer_norm(m.d_model));
+  ln_ffn = register_module("ln_ffn", layer_norm(m.d_model));
+  fc1 = register_module("fc1", mlp_dense(m.d_model, m.ffn_dim));
+  fc2 = register_module("fc2", mlp_dense(m.ffn_dim, m.d_model));
+  drop = register_module("drop", torch::nn::Dropout(m.dropout));
+}
+
+torch::Tensor BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& mask) {
+  auto mixed = mixer->forward(ln_mix(x), mask);
+  TORCH_CHECK(mixed.sizes() == x.sizes(), "mixer returned shape ", mixed.sizes(), " for input ", x.sizes(),
+              "; a mixer must map [B, L, D] to [B, L, D]");
+  auto h = x + drop(mixed);
+  // jax.nn.gelu defaults to the tanh approximation.
+  auto f = drop(fc2(drop(torch::gelu(fc1(ln_ffn(h)), "tanh"))));
+  return h + f;
+}
+
+ClassifierImpl::ClassifierImpl(const BackboneSpec& spec, const MixerFactory& make_mixer)
+    : spec_(spec), use_cls_(spec.model.pooling == "cls") {
+  const auto& m = spec.model;
+  const int64_t positions = m.max_len + (use_cls_ ? 1 : 0);
+  embed = register_module("embed", torch::nn::Embedding(spec.vocab_size, m.d_model));
+  {
+    torch::NoGradGuard g;
+    embed->weight.normal_(0.0, 1.0);  // LRA: N(0, 1), no sqrt(d) scaling
+  }
+  if (use_cls_) cls_ = register_parameter("cls", torch::zeros({m.d_model}));
+  if (m.positions == "learned") {
+    learned_pos_ = register_parameter("pos", torch::randn({positions, m.d_model}) * 0.02);
+  } else {
+    sinusoid_ = register_buffer("pos", sinusoidal_positions(positions, m.d_model));
+  }
+  drop = register_module("drop", torch::nn::Dropout(m.dropout));
+  for (int64_t i = 0; i < m.layers; ++i) {
+    lra::MixerSpec ms;
+    ms.d_model = m.d_model;
+    ms.heads = m.heads;
+    ms.qkv_dim = m.qkv_dim;
+    ms.max_len = positions;
+    ms.causal = false;
+    ms.attention_dropout = m.attention_dropout;
+    ms.layer_index = i;
+    ms.seed = spec.seed;
+    blocks_.push_back(register_module("block" + std::to_string(i), Block(m, make_mixer(ms))));
+  }
+  final_ln = register_module("final_ln", layer_norm(m.d_model));
+  head1 = register_module("head1", head_dense(m.d_model, m.ffn_dim));
+  head2 = register_module("head2", head_dense(m.ffn_dim, spec.num_classes));
+}
+
+torch::Tensor ClassifierImpl::forward(const torch::Tensor& ids) {
+  auto mask = ids.gt(0);
+  auto x = embed(ids);
+  if (use_cls_) {
+    auto B = ids.size(0);
+    x = torch::cat({cls_.view({1, 1, -1}).expand({B, 1, cls_.size(0)}), x}, 1);
+    mask = torch::cat({torch::ones({B, 1}, mask.options()), mask}, 1);
+  }
+  const auto L = x.size(1);
+  x = x + (learned_pos_.defined() ? learned_pos_ : sinusoid_).narrow(0, 0, L).unsqueeze(0);
+  x = drop(x);
+  for (auto& b : blocks_) x = b->forward(x, mask);
+  x = final_ln(x);
+  torch::Tensor pooled;
+  if (use_cls_) {
+    pooled = x.select(1, 0);
+  } else {
+    // Mean over real tokens; LRA averaged over padding too (deviation, docs/deviations.md).
+    auto w = mask.to(x.dtype()).unsqueeze(-1);
+    pooled = (x * w).sum(1) / w.sum(1).clamp_min(1.0);
+  }
+  return head2(torch::relu(head1(pooled)));
+}
+
+int64_t ClassifierImpl::mixer_parameters() const {
+  int64_t n = 0;
+  for (const auto& b : blocks_) n += count_parameters(*b->mixer);
+  return n;
+}
+
+}  // namespace lra::host

@@ -1,0 +1,39 @@
+// A plugin's descriptor as read from its file, and the compatibility rules
+// between that descriptor and this host (ARCHITECTURE §3).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "lra/abi.h"
+
+namespace lra::host {
+
+// The fields of lra_plugin_info as safe C++ strings (the file may be hostile).
+struct Descriptor {
+  std::filesystem::path file;
+  uint32_t struct_size = 0, magic = 0, kind = 0, capabilities = 0;
+  uint16_t abi_major = 0, abi_minor = 0;
+  int32_t cxx11_abi = 0;
+  std::string torch_version, stdlib, compiler, name, version, description;
+};
+
+// The same facts about the host itself, from its own compile-time macros.
+const Descriptor& host_descriptor();
+
+// Reads the descriptor from the ".lra_plugin" section without loading the
+// library. Throws lra::Error(plugin) for a missing file, a non-ELF file or a
+// library that is not an lrahost plugin.
+Descriptor read_descriptor(const std::filesystem::path& file);
+Descriptor descriptor_from_record(const lra_plugin_info& record, const std::filesystem::path& file);
+
+// Every reason the plugin cannot run in this host, most fundamental first,
+// each naming both sides' values. Empty means compatible.
+std::vector<std::string> compatibility_problems(const Descriptor& plugin, const Descriptor& host,
+                                                uint32_t wanted_kind);
+
+const char* kind_name(uint32_t kind);
+std::vector<std::string> capability_names(uint32_t caps);
+
+}  // namespace lra::host

@@ -1,0 +1,52 @@
+// Loading plugins after their descriptor passed the checks, and finding them
+// by name. Loaded libraries are never unloaded: objects a plugin creates
+// (modules, deleters, vtables) may live until the process exits.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "lra/mixer.h"
+#include "lra/task.h"
+#include "plugins/descriptor.h"
+
+namespace lra::host {
+
+struct LoadedPlugin {
+  Descriptor descriptor;
+  std::string sha256;          // of the library file
+  const void* interface = nullptr;
+
+  const MixerPlugin& mixer() const { return *static_cast<const MixerPlugin*>(interface); }
+  const TaskPlugin& task() const { return *static_cast<const TaskPlugin*>(interface); }
+};
+
+// Checks the descriptor from the file, then dlopen()s (RTLD_NOW|RTLD_LOCAL),
+// calls the entry point and cross-checks what it returns. Throws
+// lra::Error(plugin) naming the file and every problem.
+const LoadedPlugin& load_plugin(const std::filesystem::path& file, uint32_t kind);
+
+// Directories searched for plugins: $LRA_PLUGIN_PATH (':'-separated), then
+// <dir of lrahost>/../lib/lrahost/plugins.
+std::vector<std::filesystem::path> plugin_search_dirs();
+
+struct DiscoveredPlugin {
+  std::filesystem::path file;
+  Descriptor descriptor;           // valid when `error` is empty
+  std::vector<std::string> problems;  // compatibility problems (empty = usable)
+  std::string error;               // unreadable / not a plugin
+};
+std::vector<DiscoveredPlugin> discover_plugins();
+
+// NAME (built-in or discovered) or PATH (contains '/' or ends in .so) -> file.
+// Throws lra::Error(plugin) listing the available names when nothing matches.
+std::filesystem::path resolve_plugin(const std::string& name_or_path, uint32_t kind);
+
+// Convenience: resolve + load.
+const LoadedPlugin& open_plugin(const std::string& name_or_path, uint32_t kind);
+
+// Names of discovered, compatible plugins of a kind (for messages and --help).
+std::vector<std::string> available_plugin_names(uint32_t kind);
+
+}  // namespace lra::host

@@ -1,0 +1,54 @@
+// `lrahost verify`: checks result files against the schema, their digest, the
+// division rules and the parameter budget, and says why in plain words.
+//
+// A result is VALID when it is well formed, its digest matches its content,
+// its parameter budget holds, a "closed" claim passes the closed checks, and
+// the host that wrote it declared it valid (with no invalid_reasons). Its
+// DIVISION is "closed" only if it claims closed and:
+//   - overrides and division_reasons are empty,
+//   - task.preset is absent, null or "official",
+//   - task.manifest_sha256 equals the official manifest compiled into this
+//     host for task.name (no official manifest known: cannot be closed).
+// A "closed" claim that fails these is invalid, with the reasons; an "open"
+// claim is never promoted to closed.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace lra::host {
+
+// SHA-256 hex of the official manifest this host embeds for `task`, or
+// std::nullopt when it has none (a third-party task).
+using OfficialLookup = std::function<std::optional<std::string>(const std::string& task)>;
+
+struct VerifyReport {
+  std::string path;       // the file ("" for verify_result_json)
+  bool readable = false;  // the file could be read and is a JSON object
+  std::string division;   // "closed" or "open" as recomputed; "" when unreadable
+  bool valid = false;
+  std::vector<std::string> reasons;  // every problem found; empty when valid
+};
+
+VerifyReport verify_result_json(const nlohmann::json& result, const OfficialLookup& official);
+
+// Never throws for a bad file: an unreadable or unparseable one gives
+// readable = false, valid = false and the reason.
+VerifyReport verify_result_file(const std::filesystem::path& file, const OfficialLookup& official);
+
+// {"path", "readable", "division", "valid", "reasons"} for machine-readable output.
+nlohmann::json to_json(const VerifyReport& report);
+
+// Expands command-line arguments: a file stands for itself; a directory for
+// every "result.json" below it (recursively), sorted. Order of the arguments
+// is kept and duplicates dropped. Throws lra::Error(usage) naming the path
+// when an argument does not exist or a directory holds no result.json.
+std::vector<std::filesystem::path> collect_result_files(
+    const std::vector<std::filesystem::path>& args);
+
+}  // namespace lra::host

@@ -1,0 +1,44 @@
+#include "rules/rules.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "lra/status.h"
+
+namespace lra::host {
+
+RunDivision classify_run(const RunChoices& c) {
+  RunDivision d;
+  if (c.official_sha256.empty())
+    d.open_because("task '" + c.task + "' has no official manifest in this host");
+  else if (c.manifest_sha256 != c.official_sha256)
+    d.open_because(c.manifest_label + " differs from the official " + c.official_name);
+  for (const auto& o : c.overrides) d.open_because("--set " + o + " changes a fixed key");
+  return d;
+}
+
+ParamBudget param_budget(int64_t reference, double ratio) {
+  // The epsilon keeps 8948746 * 1.1 from flooring one short through rounding.
+  return {reference, ratio, static_cast<int64_t>(std::floor(static_cast<double>(reference) * ratio + 1e-6))};
+}
+
+std::string with_commas(int64_t n) {
+  std::string s = std::to_string(n), out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i && (s.size() - i) % 3 == 0 && s[i - 1] != '-') out += ',';
+    out += s[i];
+  }
+  return out;
+}
+
+void enforce_param_budget(const ParamBudget& b, int64_t total, const std::string& plugin) {
+  if (total <= b.budget) return;
+  char ratio[32];
+  std::snprintf(ratio, sizeof ratio, "%g", b.ratio);
+  throw Error(ErrorKind::rules, "plugin '" + plugin + "' gives the model " + with_commas(total) +
+                                    " parameters; the task's reference Transformer has " + with_commas(b.reference) +
+                                    " and rules.param_budget_ratio " + ratio + " allows at most " +
+                                    with_commas(b.budget) + ": reduce the mixer's parameters");
+}
+
+}  // namespace lra::host

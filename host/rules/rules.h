@@ -1,0 +1,43 @@
+// The rule tiers of ARCHITECTURE §5: which division a run belongs to, and the
+// parameter budget (LRA's "at most 10% more than the reference Transformer").
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lra::host {
+
+struct RunDivision {
+  std::string name = "closed";       // "closed" or "open"
+  std::vector<std::string> reasons;  // why it is open (empty for closed)
+  void open_because(std::string why) {
+    name = "open";
+    reasons.push_back(std::move(why));
+  }
+};
+
+// What the user chose that can move a run out of the closed division.
+struct RunChoices {
+  std::string task;
+  std::string manifest_label;     // e.g. "preset 'smoke'" or "manifest my.toml"
+  std::string manifest_sha256;    // of the manifest text actually used
+  std::string official_name;      // e.g. "lra-v1/listops.toml" ("" = none)
+  std::string official_sha256;    // "" when the task has no official manifest
+  std::vector<std::string> overrides;  // --set KEY=VALUE on fixed keys
+};
+RunDivision classify_run(const RunChoices& c);
+
+struct ParamBudget {
+  int64_t reference = 0;  // the task's reference Transformer
+  double ratio = 1.1;
+  int64_t budget = 0;     // floor(reference * ratio)
+};
+ParamBudget param_budget(int64_t reference, double ratio);
+
+// Throws lra::Error(rules) naming the plugin and all three counts when over budget.
+void enforce_param_budget(const ParamBudget& b, int64_t total, const std::string& plugin);
+
+std::string with_commas(int64_t n);
+
+}  // namespace lra::host

@@ -1,0 +1,49 @@
+// Turning a task's flat examples into padded id tensors, the data-order
+// stream for training, and the dataset fingerprint.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+#include "lra/task.h"
+
+namespace lra::host {
+
+struct Batch {
+  at::Tensor ids;     // [B, max_len] int64, 0 = padding
+  at::Tensor labels;  // [B] int64
+};
+
+// Examples longer than max_len keep their first max_len tokens (as LRA does).
+Batch make_batch(const lra::Split& split, const std::vector<int64_t>& index, int64_t max_len);
+
+// An endless stream of example indices: one seeded permutation per epoch.
+// Portable by construction (own Fisher-Yates on mt19937_64, no std distributions).
+class IndexStream {
+ public:
+  IndexStream(int64_t n, uint64_t seed);
+  std::vector<int64_t> next(int64_t count);
+
+ private:
+  void reshuffle();
+  std::vector<int64_t> order_;
+  size_t pos_ = 0;
+  std::mt19937_64 rng_;
+};
+
+// Checks ids and labels are in range; throws lra::Error(data) naming the split
+// and example, so a task bug never reaches the embedding as an index error.
+void validate_split(const lra::Split& split, const lra::TaskInfo& info, const std::string& name);
+
+// SHA-256 over the loaded content (ids, offsets, labels of every split), so the
+// same data gives the same fingerprint whatever files it came from.
+std::string dataset_fingerprint(const lra::Dataset& data);
+
+// Share of the most frequent label (the accuracy of always guessing it).
+double majority_class_rate(const lra::Split& split, int64_t num_classes);
+
+}  // namespace lra::host

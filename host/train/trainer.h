@@ -1,0 +1,47 @@
+// The LRA training protocol (reference §1): AdamW with decoupled decay on
+// every parameter, the manifest's LR schedule, evaluation over the whole
+// validation split every eval_every steps, test on the final parameters.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/logger.h>
+
+#include "lra/task.h"
+#include "manifest/manifest.h"
+#include "model/backbone.h"
+
+namespace lra::host {
+
+struct EvalResult {
+  double loss = 0, accuracy = 0;
+  int64_t count = 0;
+};
+
+struct TrainResult {
+  EvalResult test;
+  double best_val_accuracy = 0;
+  int64_t best_val_step = -1;
+  double final_train_loss = 0, final_train_accuracy = 0;
+  nlohmann::json history = nlohmann::json::array();
+  double train_seconds = 0, eval_seconds = 0, steps_per_second = 0;
+  int64_t steps = 0;
+};
+
+// Exact mean over every example of the split (no dropped remainder).
+EvalResult evaluate(Classifier& model, const lra::Split& split, int64_t max_len, int64_t batch_size,
+                    const torch::Device& device);
+
+struct TrainerOptions {
+  TrainConfig train;
+  int64_t max_len = 0;
+  torch::Device device = torch::kCPU;
+  bool live_progress = false;  // rewrite one status line on a terminal
+};
+
+TrainResult train_and_evaluate(Classifier& model, const lra::Dataset& data, const TrainerOptions& opts,
+                               spdlog::logger& log);
+
+}  // namespace lra::host

@@ -1,0 +1,60 @@
+// ListOps vocabulary and expression evaluation (torch-free).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lra::listops {
+
+// Canonical token ids. The reference derives ids from Python set order (hash
+// dependent); we fix one order. The generator stores trees in these ids too.
+enum TokenId : int32_t {
+  kPad = 0,
+  kMin = 1,
+  kMax = 2,
+  kMed = 3,
+  kSm = 4,
+  kDigit0 = 5,  // digit d has id kDigit0 + d
+  kClose = 15,  // "X" (the reference's "]" after preprocessing)
+  kOov = 16,
+};
+constexpr int32_t kVocabSize = 17;
+constexpr int kNumClasses = 10;
+
+// Token text by id: "<pad>", "[MIN", "[MAX", "[MED", "[SM", "0".."9", "X", "<oov>".
+const std::vector<std::string>& vocabulary();
+
+// Streaming checker/evaluator of prefix expressions: value := digit | OP value+ X.
+// O(1) per token, no recursion, so hostile input cannot overflow the stack.
+class Evaluator {
+ public:
+  void reset();
+  // Feeds one id (kMin..kOov; kOov acts as an operand of unknown value).
+  // Returns false once the sequence is ill-formed; error() then says why.
+  bool push(int32_t id);
+  // Ends the sequence. Returns false if ill-formed. *value is the result,
+  // or -1 when an unknown operand made it undecidable.
+  bool finish(int* value);
+  const std::string& error() const { return error_; }
+
+ private:
+  struct Frame {
+    int32_t op;
+    int32_t count;
+    int32_t sum;
+    bool unknown;
+    int32_t hist[10];
+  };
+  bool operand(int value);  // value -1: unknown
+  std::vector<Frame> stack_;
+  int top_count_ = 0;
+  int top_value_ = -1;
+  std::string error_;
+};
+
+// Value of a whole id sequence; throws std::invalid_argument if ill-formed.
+int evaluate(const int32_t* ids, size_t n);
+int evaluate(const std::string& codes);  // one byte per id (generator form)
+
+}  // namespace lra::listops

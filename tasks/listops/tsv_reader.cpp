@@ -1,0 +1,210 @@
+#include "tsv_reader.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+namespace lra::listops {
+namespace {
+
+constexpr const char* kHint =
+    "each line after the header must be '<expression><TAB><digit 0-9>' as in the LRA release "
+    "(lra_release/listops-1000/basic_*.tsv) or as written by 'lrahost data generate listops'; "
+    "re-download or regenerate the file";
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
+
+int32_t lookup(const char* t, size_t n) {
+  if (n == 1) {
+    if (t[0] >= '0' && t[0] <= '9') return kDigit0 + (t[0] - '0');
+    if (t[0] == 'X') return kClose;
+  } else if (n == 3) {
+    if (std::memcmp(t, "[SM", 3) == 0) return kSm;
+  } else if (n == 4 && std::memcmp(t, "[M", 2) == 0) {
+    if (std::memcmp(t + 2, "IN", 2) == 0) return kMin;
+    if (std::memcmp(t + 2, "AX", 2) == 0) return kMax;
+    if (std::memcmp(t + 2, "ED", 2) == 0) return kMed;
+  }
+  return kOov;
+}
+
+// Tokens as the reference sees them: parentheses are deleted before the
+// whitespace split, so they never separate tokens ("(9)" is "9"). Calls
+// emit(id, text, len) per token (text holds at most 16 chars of it) and tracks
+// parenthesis balance for validation.
+struct Parens {
+  int64_t depth = 0;
+  bool underflow = false;
+};
+template <class Emit>
+void scan(std::string_view src, Parens* parens, Emit&& emit) {
+  char tok[16];
+  size_t len = 0;
+  auto flush = [&] {
+    if (len) emit(lookup(tok, len), tok, len);
+    len = 0;
+  };
+  for (char c : src) {
+    if (c == '(') {
+      ++parens->depth;
+    } else if (c == ')') {
+      if (--parens->depth < 0) parens->underflow = true;
+    } else if (is_space(c)) {
+      flush();
+    } else {
+      if (len < sizeof tok) tok[len] = c == ']' ? 'X' : c;
+      ++len;
+    }
+  }
+  flush();
+}
+
+// Buffered line reader: lines without the '\n' and a trailing '\r' (the
+// reference's csv writer ends rows with "\r\n").
+class LineReader {
+ public:
+  LineReader(FILE* f, std::string path) : f_(f), path_(std::move(path)), buf_(1u << 22) {}
+  bool next(std::string_view* line, bool* had_newline) {
+    size_t scanned = begin_;
+    for (;;) {
+      if (const void* nl = std::memchr(buf_.data() + scanned, '\n', end_ - scanned)) {
+        const size_t pos = static_cast<const char*>(nl) - buf_.data();
+        *line = view(begin_, pos);
+        *had_newline = true;
+        begin_ = pos + 1;
+        return true;
+      }
+      if (eof_) {
+        if (begin_ == end_) return false;
+        *line = view(begin_, end_);
+        *had_newline = false;
+        begin_ = end_;
+        return true;
+      }
+      if (begin_ > 0) {
+        std::memmove(buf_.data(), buf_.data() + begin_, end_ - begin_);
+        end_ -= begin_;
+        begin_ = 0;
+      }
+      if (end_ == buf_.size()) buf_.resize(buf_.size() * 2);
+      scanned = end_;
+      const size_t n = std::fread(buf_.data() + end_, 1, buf_.size() - end_, f_);
+      if (n == 0) {
+        if (std::ferror(f_)) throw Error(ErrorKind::data, "cannot read " + path_ + ": " + std::strerror(errno));
+        eof_ = true;
+      }
+      end_ += n;
+    }
+  }
+
+ private:
+  std::string_view view(size_t b, size_t e) const {
+    if (e > b && buf_[e - 1] == '\r') --e;
+    return {buf_.data() + b, e - b};
+  }
+  FILE* f_;
+  std::string path_;
+  std::vector<char> buf_;
+  size_t begin_ = 0, end_ = 0;
+  bool eof_ = false;
+};
+
+std::string quote(std::string_view s) {
+  std::string q = "'" + std::string(s.substr(0, 40)) + (s.size() > 40 ? "...'" : "'");
+  for (auto& c : q)
+    if (c == '\t') c = ' ';
+  return q;
+}
+
+}  // namespace
+
+std::vector<int32_t> tokenize(std::string_view source) {
+  std::vector<int32_t> ids;
+  Parens parens;
+  scan(source, &parens, [&](int32_t id, const char*, size_t) { ids.push_back(id); });
+  return ids;
+}
+
+Split read_tsv(const std::string& path, ReadReport* report) {
+  ReadReport local;
+  ReadReport& rep = report ? *report : local;
+  rep = ReadReport{};
+  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!file) throw Error(ErrorKind::data, "cannot open " + path + ": " + std::strerror(errno));
+  Split split;
+  if (std::fseek(file.get(), 0, SEEK_END) == 0) {
+    const long size = std::ftell(file.get());
+    if (size > 0) split.tokens.reserve(static_cast<size_t>(size) / 5);  // ~6 bytes per token in the release
+    std::rewind(file.get());
+  }
+
+  LineReader reader(file.get(), path);
+  std::string_view line;
+  bool had_newline = true;
+  int64_t lineno = 0;
+  auto fail = [&](const std::string& what) {
+    std::string msg = path + ":" + std::to_string(lineno) + ": " + what;
+    if (!had_newline) msg += " (the file ends inside this line: truncated download or interrupted write?)";
+    throw Error(ErrorKind::data, msg + "; " + kHint);
+  };
+
+  if (!reader.next(&line, &had_newline)) {
+    lineno = 1;
+    fail("empty file, expected the header 'Source<TAB>Target'");
+  }
+  lineno = 1;
+  if (line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);
+  if (line != "Source\tTarget") fail("expected the header 'Source<TAB>Target', found " + quote(line));
+
+  Evaluator ev;
+  while (reader.next(&line, &had_newline)) {
+    ++lineno;
+    if (line.empty()) fail("empty line");
+    const size_t tab = line.find('\t');
+    if (tab == std::string_view::npos || line.find('\t', tab + 1) != std::string_view::npos) {
+      size_t tabs = 0;
+      for (char c : line) tabs += c == '\t';
+      fail("expected 2 tab-separated columns (Source, Target), found " + std::to_string(tabs + 1));
+    }
+    std::string_view target = line.substr(tab + 1);
+    while (!target.empty() && target.front() == ' ') target.remove_prefix(1);
+    while (!target.empty() && target.back() == ' ') target.remove_suffix(1);
+    if (target.size() != 1 || target[0] < '0' || target[0] > '9')
+      fail("Target " + quote(target) + " is not an integer 0-9");
+
+    const size_t start = split.tokens.size();
+    int64_t oov = 0;
+    Parens parens;
+    ev.reset();
+    bool well_formed = true;
+    scan(line.substr(0, tab), &parens, [&](int32_t id, const char* text, size_t len) {
+      split.tokens.push_back(id);
+      if (id == kOov) {
+        if (++oov == 1 && rep.oov_examples == 0)
+          rep.first_oov = path + ":" + std::to_string(lineno) + ": " +
+                          quote(std::string_view(text, std::min(len, size_t{16})));
+      }
+      if (well_formed) well_formed = ev.push(id);
+    });
+    const size_t ntok = split.tokens.size() - start;
+    if (ntok == 0) fail("empty Source expression");
+    if (parens.underflow) fail("unbalanced parentheses in Source (a ')' without its '(')");
+    if (parens.depth != 0) fail("unbalanced parentheses in Source (" + std::to_string(parens.depth) + " '(' not closed)");
+    int value = -1;
+    if (!well_formed || !ev.finish(&value)) fail("ill-formed Source expression: " + ev.error());
+
+    const int label = target[0] - '0';
+    if (value >= 0 && value != label && rep.label_mismatches++ == 0)
+      rep.first_mismatch = path + ":" + std::to_string(lineno);
+    rep.oov_tokens += oov;
+    rep.oov_examples += oov > 0;
+    rep.max_tokens = std::max<int64_t>(rep.max_tokens, static_cast<int64_t>(ntok));
+    split.offsets.push_back(static_cast<int64_t>(split.tokens.size()));
+    split.labels.push_back(label);
+  }
+  rep.examples = static_cast<int64_t>(split.labels.size());
+  return split;
+}
+
+}  // namespace lra::listops

@@ -1,0 +1,67 @@
+// Runs the lrahost binary as a user would and captures exit code and output.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace lra::test {
+
+struct Outcome {
+  int code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+inline Outcome lrahost(const std::string& args, const std::string& env = "") {
+  const std::string cmd = env + " " + LRAHOST_BIN + " " + args + " 2>&1";
+  Outcome o;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return o;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) o.output.append(buf.data(), n);
+  const int status = pclose(p);
+  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return o;
+}
+
+// A fresh directory per test, removed afterwards.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "lrahost-test-XXXXXX").string();
+    path_ = mkdtemp(tmpl.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::filesystem::path& path() const { return path_; }
+  std::string str() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline std::string read_text(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+inline void write_text(const std::filesystem::path& p, const std::string& s) {
+  std::filesystem::create_directories(p.parent_path());
+  std::ofstream(p) << s;
+}
+
+inline std::string fixture_plugin(const std::string& name) {
+  return std::string(LRA_FIXTURE_PLUGIN_DIR) + "/" + name + ".so";
+}
+
+}  // namespace lra::test

@@ -1,0 +1,7 @@
+lra_unit_test(test_host
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_descriptor.cpp ${CMAKE_CURRENT_SOURCE_DIR}/test_backbone.cpp
+          ${CMAKE_CURRENT_SOURCE_DIR}/test_rules.cpp ${CMAKE_CURRENT_SOURCE_DIR}/test_batches.cpp
+  LIBS lra_host_cli)
+target_compile_definitions(test_host PRIVATE LRA_PLUGIN_DIR="${LRA_PLUGIN_OUTPUT_DIR}")
+add_dependencies(test_host lra_mixer_transformer)
+target_precompile_headers(test_host REUSE_FROM lra_pch)

@@ -1,0 +1,6 @@
+# Manifests: parsing, validation, overrides, presets, embedded files, schedule.
+lra_unit_test(test_manifest
+  SOURCES
+    ${CMAKE_CURRENT_LIST_DIR}/test_manifest.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/test_schedule.cpp
+  LIBS lra_host_manifest)

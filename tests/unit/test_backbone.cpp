@@ -1,0 +1,85 @@
+// The LRA backbone: parameter counts against the reference's derived figures,
+// sinusoidal layout, masking and determinism.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "model/backbone.h"
+
+using namespace lra::host;
+
+namespace {
+
+ModelConfig config(int64_t layers, int64_t d, int64_t heads, int64_t qkv, int64_t ffn, int64_t max_len,
+                   const std::string& pooling = "cls", const std::string& positions = "sinusoidal") {
+  ModelConfig m{};
+  m.layers = layers;
+  m.d_model = d;
+  m.heads = heads;
+  m.qkv_dim = qkv;
+  m.ffn_dim = ffn;
+  m.dropout = 0.1;
+  m.attention_dropout = 0.1;
+  m.pooling = pooling;
+  m.positions = positions;
+  m.max_len = max_len;
+  return m;
+}
+
+int64_t reference_count(const ModelConfig& m, int64_t vocab, int64_t classes) {
+  return count_parameters(*Classifier(BackboneSpec{m, vocab, classes, 0}, make_reference_attention));
+}
+
+}  // namespace
+
+// Reference figures from shared/reference/lra-tasks.md §2.5 (derived from the LRA architecture).
+TEST(Backbone, ListOpsReferenceTransformerHas8948746Parameters) {
+  EXPECT_EQ(reference_count(config(4, 512, 8, 512, 1024, 2000), 17, 10), 8948746);
+}
+
+TEST(Backbone, TextReferenceTransformerHas3486722Parameters) {
+  EXPECT_EQ(reference_count(config(4, 256, 4, 256, 1024, 1000), 257, 2), 3486722);
+}
+
+TEST(Backbone, SinusoidsAreInterleaved) {
+  auto pe = sinusoidal_positions(10, 8);
+  for (int p : {0, 3, 9}) {
+    EXPECT_NEAR(pe[p][0].item<float>(), std::sin(p), 1e-6);
+    EXPECT_NEAR(pe[p][1].item<float>(), std::cos(p), 1e-6);
+    EXPECT_NEAR(pe[p][2].item<float>(), std::sin(p / std::pow(10000.0, 2.0 / 8)), 1e-6);
+    EXPECT_NEAR(pe[p][3].item<float>(), std::cos(p / std::pow(10000.0, 2.0 / 8)), 1e-6);
+  }
+}
+
+TEST(Backbone, PaddingDoesNotChangeTheOutput) {
+  for (const char* pooling : {"cls", "mean"}) {
+    torch::manual_seed(0);
+    Classifier model(BackboneSpec{config(2, 32, 4, 32, 64, 24, pooling), 17, 10, 0}, make_reference_attention);
+    model->eval();
+    auto ids = torch::randint(1, 17, {3, 10}, torch::kLong);
+    auto short_pad = torch::zeros({3, 16}, torch::kLong);
+    auto long_pad = torch::zeros({3, 24}, torch::kLong);
+    short_pad.narrow(1, 0, 10).copy_(ids);
+    long_pad.narrow(1, 0, 10).copy_(ids);
+    auto a = model->forward(short_pad), b = model->forward(long_pad);
+    EXPECT_TRUE(torch::allclose(a, b, 1e-5, 1e-5)) << pooling;
+  }
+}
+
+TEST(Backbone, SameSeedSameInitialisation) {
+  auto build = [] {
+    torch::manual_seed(42);
+    return Classifier(BackboneSpec{config(1, 16, 2, 16, 32, 8), 17, 10, 0}, make_reference_attention);
+  };
+  auto a = build(), b = build();
+  auto pa = a->parameters(), pb = b->parameters();
+  ASSERT_EQ(pa.size(), pb.size());
+  for (size_t i = 0; i < pa.size(); ++i) EXPECT_TRUE(torch::equal(pa[i], pb[i]));
+}
+
+TEST(Backbone, LearnedPositionsAddATable) {
+  auto m = config(1, 16, 2, 16, 32, 8);
+  auto sinus = reference_count(m, 17, 10);
+  m.positions = "learned";
+  EXPECT_EQ(reference_count(m, 17, 10), sinus + 9 * 16);  // (max_len + CLS) x d_model
+}

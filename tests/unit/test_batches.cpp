@@ -1,0 +1,63 @@
+// Batching, the training data order and the dataset fingerprint.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "train/batches.h"
+
+using namespace lra::host;
+
+namespace {
+lra::Split split_of(const std::vector<std::vector<int32_t>>& rows, const std::vector<int32_t>& labels) {
+  lra::Split s;
+  for (const auto& r : rows) {
+    s.tokens.insert(s.tokens.end(), r.begin(), r.end());
+    s.offsets.push_back(static_cast<int64_t>(s.tokens.size()));
+  }
+  s.labels = labels;
+  return s;
+}
+}  // namespace
+
+TEST(Batches, PadsAndTruncatesToMaxLen) {
+  auto s = split_of({{1, 2, 3}, {4, 5, 6, 7, 8, 9}}, {0, 1});
+  auto b = make_batch(s, {1, 0}, 4);
+  EXPECT_TRUE(torch::equal(b.ids, torch::tensor({4, 5, 6, 7, 1, 2, 3, 0}, torch::kLong).view({2, 4})));
+  EXPECT_TRUE(torch::equal(b.labels, torch::tensor({1, 0}, torch::kLong)));
+}
+
+TEST(Batches, IndexStreamIsSeededAndCoversEachEpoch) {
+  IndexStream a(10, 5), b(10, 5), c(10, 6);
+  auto ea = a.next(10), eb = b.next(10), ec = c.next(10);
+  EXPECT_EQ(ea, eb);
+  EXPECT_NE(ea, ec);
+  EXPECT_EQ(std::set<int64_t>(ea.begin(), ea.end()).size(), 10u);
+  auto second = a.next(10);
+  EXPECT_EQ(std::set<int64_t>(second.begin(), second.end()).size(), 10u);
+  EXPECT_NE(ea, second);
+}
+
+TEST(Batches, FingerprintFollowsContent) {
+  lra::Dataset d;
+  d.train = split_of({{1, 2}}, {0});
+  d.val = split_of({{3}}, {1});
+  d.test = split_of({{4}}, {1});
+  const auto f1 = dataset_fingerprint(d);
+  EXPECT_EQ(f1, dataset_fingerprint(d));
+  d.test.labels[0] = 0;
+  EXPECT_NE(f1, dataset_fingerprint(d));
+  EXPECT_EQ(f1.rfind("sha256:", 0), 0u);
+}
+
+TEST(Batches, OutOfRangeIdsAreDataErrors) {
+  lra::TaskInfo info;
+  info.vocab_size = 5;
+  info.num_classes = 2;
+  EXPECT_NO_THROW(validate_split(split_of({{1, 4}}, {1}), info, "train"));
+  EXPECT_THROW(validate_split(split_of({{1, 5}}, {1}), info, "train"), lra::Error);
+  EXPECT_THROW(validate_split(split_of({{1}}, {2}), info, "train"), lra::Error);
+}
+
+TEST(Batches, MajorityClassRate) {
+  EXPECT_DOUBLE_EQ(majority_class_rate(split_of({{1}, {1}, {1}, {1}}, {2, 2, 1, 2}), 3), 0.75);
+}

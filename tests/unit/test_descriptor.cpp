@@ -1,0 +1,80 @@
+// Reading descriptors from plugin files and the compatibility rules.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "lra/status.h"
+#include "plugins/descriptor.h"
+
+using namespace lra::host;
+
+namespace {
+const std::string kTransformer = std::string(LRA_PLUGIN_DIR) + "/lra_mixer_transformer.so";
+
+bool mentions(const std::vector<std::string>& problems, const std::string& text) {
+  for (const auto& p : problems)
+    if (p.find(text) != std::string::npos) return true;
+  return false;
+}
+}  // namespace
+
+TEST(Descriptor, ReadFromFileWithoutLoading) {
+  Descriptor d = read_descriptor(kTransformer);
+  EXPECT_EQ(d.name, "transformer");
+  EXPECT_EQ(d.kind, static_cast<uint32_t>(LRA_KIND_MIXER));
+  EXPECT_EQ(d.abi_major, LRA_ABI_MAJOR);
+  EXPECT_TRUE(d.capabilities & LRA_CAP_CAUSAL);
+  EXPECT_EQ(d.torch_version, host_descriptor().torch_version);
+  EXPECT_TRUE(compatibility_problems(d, host_descriptor(), LRA_KIND_MIXER).empty());
+}
+
+TEST(Descriptor, NonElfAndMissingFilesAreRejected) {
+  const auto path = std::filesystem::temp_directory_path() / "lra_not_elf.so";
+  std::ofstream(path) << "hello";
+  try {
+    read_descriptor(path);
+    FAIL() << "expected rejection";
+  } catch (const lra::Error& e) {
+    EXPECT_EQ(e.kind(), lra::ErrorKind::plugin);
+    EXPECT_NE(std::string(e.what()).find("not an ELF file"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(path);
+  EXPECT_THROW(read_descriptor("/no/such/plugin.so"), lra::Error);
+}
+
+TEST(Compatibility, EachMismatchNamesBothSides) {
+  const Descriptor& host = host_descriptor();
+  Descriptor p = read_descriptor(kTransformer);
+
+  auto major = p;
+  major.abi_major = host.abi_major + 1;
+  auto problems = compatibility_problems(major, host, 0);
+  ASSERT_EQ(problems.size(), 1u) << "a different major stops all further checks";
+  EXPECT_TRUE(mentions(problems, "ABI " + std::to_string(host.abi_major + 1) + ".")) << problems[0];
+
+  auto minor = p;
+  minor.abi_minor = host.abi_minor + 1;
+  EXPECT_TRUE(mentions(compatibility_problems(minor, host, 0), "upgrade lrahost"));
+
+  auto older_minor = p;  // host minor >= plugin minor is fine
+  older_minor.abi_minor = 0;
+  EXPECT_TRUE(compatibility_problems(older_minor, host, 0).empty());
+
+  auto torch = p;
+  torch.torch_version = "2.11.0";
+  EXPECT_TRUE(mentions(compatibility_problems(torch, host, 0), "LibTorch 2.11.0, host runs " + host.torch_version));
+
+  auto abi = p;
+  abi.cxx11_abi = 1 - host.cxx11_abi;
+  EXPECT_TRUE(mentions(compatibility_problems(abi, host, 0), "_GLIBCXX_USE_CXX11_ABI"));
+
+  auto lib = p;
+  lib.stdlib = "libc++ 17000";
+  EXPECT_TRUE(mentions(compatibility_problems(lib, host, 0), "libc++"));
+
+  auto magic = p;
+  magic.magic = 0;
+  EXPECT_TRUE(mentions(compatibility_problems(magic, host, 0), "magic"));
+
+  EXPECT_TRUE(mentions(compatibility_problems(p, host, LRA_KIND_TASK), "a task plugin is needed"));
+}
