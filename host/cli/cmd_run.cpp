@@ -96,7 +96,7 @@ int run_command(const RunArgs& a) {
   const std::string started_at = utc_now();
   auto log = make_logger();
   const int threads = effective_threads(a.threads);
-  at::set_num_threads(threads);
+  configure_cpu_threads(threads);
 
   // 1. Plugins first: a rejected plugin must stop the run before anything else.
   const LoadedPlugin& task = open_task(a.task);
@@ -136,7 +136,7 @@ int run_command(const RunArgs& a) {
   BackboneSpec spec{manifest.model, info.vocab_size, info.num_classes, static_cast<uint64_t>(manifest.train.seed)};
   torch::manual_seed(manifest.train.seed);
   const int64_t reference_params = count_parameters(*Classifier(spec, make_reference_attention));
-  const ParamBudget budget = param_budget(reference_params, manifest.rules.param_budget_ratio);
+  const ParamBudget budget = compute_param_budget(reference_params, manifest.rules.param_budget_ratio);
   torch::manual_seed(manifest.train.seed);
   auto make_mixer = [&](const lra::MixerSpec& ms) {
     std::shared_ptr<lra::Mixer> m;

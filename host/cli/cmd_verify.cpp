@@ -16,7 +16,7 @@ int verify_command(const std::vector<std::string>& args) {
     return std::nullopt;
   };
   int code = 0;
-  for (const auto& file : collect_result_files(args)) {
+  for (const auto& file : collect_result_files({args.begin(), args.end()})) {
     const VerifyReport rep = verify_result_file(file, official);
     if (!rep.readable) {
       std::printf("%s: UNREADABLE\n", file.c_str());

@@ -34,9 +34,12 @@ std::optional<std::vector<char>> read_elf_section(const std::filesystem::path& f
   if (!in) fail(file, "cannot open file");
 
   Elf64_Ehdr eh{};
-  if (size < sizeof eh) fail(file, "too small to be a shared library");
+  char magic[SELFMAG] = {};
+  if (size < SELFMAG) fail(file, "not an ELF file (" + std::to_string(size) + " bytes)");
+  read_at(in, size, 0, magic, SELFMAG, file);
+  if (std::memcmp(magic, ELFMAG, SELFMAG) != 0) fail(file, "not an ELF file");
+  if (size < sizeof eh) fail(file, "truncated ELF file");
   read_at(in, size, 0, &eh, sizeof eh, file);
-  if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) fail(file, "not an ELF file");
   if (eh.e_ident[EI_CLASS] != ELFCLASS64) fail(file, "not a 64-bit ELF file");
   if (eh.e_type != ET_DYN) fail(file, "not a shared library (ELF type " + std::to_string(eh.e_type) + ")");
   if (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shnum == 0 || eh.e_shstrndx >= eh.e_shnum)

@@ -60,13 +60,5 @@ std::filesystem::path write_result(const std::filesystem::path& dir, const nlohm
   return file;
 }
 
-std::int64_t param_budget(std::int64_t reference_params, double ratio) {
-  const long double x = static_cast<long double>(reference_params) * static_cast<long double>(ratio);
-  const long double nearest = std::round(x);
-  if (std::fabs(x - nearest) <= 1e-9L * std::max<long double>(1.0L, std::fabs(x))) {
-    return static_cast<std::int64_t>(nearest);
-  }
-  return static_cast<std::int64_t>(std::floor(x));
-}
 
 }  // namespace lra::host

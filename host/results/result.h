@@ -33,10 +33,5 @@ nlohmann::json seal(nlohmann::json result);
 // matches its content (it was changed after seal()), or if writing fails.
 std::filesystem::path write_result(const std::filesystem::path& dir, const nlohmann::json& sealed);
 
-// The rules' parameter budget: floor(reference_params * ratio), with a
-// product within 1e-9 (relative) of an integer taken as that integer, so that
-// decimal ratios such as 1.1 give the budget a person computes by hand. The
-// trainer and `verify` both use this, so they agree.
-std::int64_t param_budget(std::int64_t reference_params, double ratio);
 
 }  // namespace lra::host

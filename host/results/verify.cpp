@@ -14,6 +14,7 @@
 
 #include "lra/status.h"
 #include "results/result.h"
+#include "rules/rules.h"
 
 namespace lra::host {
 namespace {

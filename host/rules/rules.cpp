@@ -1,5 +1,6 @@
 #include "rules/rules.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -17,9 +18,15 @@ RunDivision classify_run(const RunChoices& c) {
   return d;
 }
 
-ParamBudget param_budget(int64_t reference, double ratio) {
-  // The epsilon keeps 8948746 * 1.1 from flooring one short through rounding.
-  return {reference, ratio, static_cast<int64_t>(std::floor(static_cast<double>(reference) * ratio + 1e-6))};
+int64_t param_budget(int64_t reference, double ratio) {
+  const long double x = static_cast<long double>(reference) * static_cast<long double>(ratio);
+  const long double nearest = std::round(x);
+  if (std::fabs(x - nearest) <= 1e-9L * std::max<long double>(1.0L, std::fabs(x))) return static_cast<int64_t>(nearest);
+  return static_cast<int64_t>(std::floor(x));
+}
+
+ParamBudget compute_param_budget(int64_t reference, double ratio) {
+  return {reference, ratio, param_budget(reference, ratio)};
 }
 
 std::string with_commas(int64_t n) {

@@ -33,7 +33,12 @@ struct ParamBudget {
   double ratio = 1.1;
   int64_t budget = 0;     // floor(reference * ratio)
 };
-ParamBudget param_budget(int64_t reference, double ratio);
+ParamBudget compute_param_budget(int64_t reference, double ratio);
+
+// floor(reference * ratio), where a product within 1e-9 (relative) of a whole
+// number counts as that number: 20 * 1.15 is 22.999999999999996 in doubles.
+// The trainer and `verify` both use this, so they cannot disagree.
+int64_t param_budget(int64_t reference, double ratio);
 
 // Throws lra::Error(rules) naming the plugin and all three counts when over budget.
 void enforce_param_budget(const ParamBudget& b, int64_t total, const std::string& plugin);

@@ -3,13 +3,29 @@
 #include <chrono>
 #include <cstdio>
 
+#include <ATen/Parallel.h>
 #include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/adamw.h>
 
 #include "manifest/schedule.h"
 #include "train/batches.h"
 
+// Present when LibTorch links OpenBLAS; null otherwise (MKL builds, CUDA wheels).
+extern "C" void openblas_set_num_threads(int) __attribute__((weak));
+
 namespace lra::host {
+
+void configure_cpu_threads(int threads) {
+  // Measured on 2 cores, smoke preset: 2.4 steps/s with both pools at 2 threads,
+  // 4.7 steps/s with LibTorch at 1 and OpenBLAS at 2.
+  if (openblas_set_num_threads) {
+    openblas_set_num_threads(threads);
+    at::set_num_threads(1);
+  } else {
+    at::set_num_threads(threads);
+  }
+}
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -84,8 +100,10 @@ TrainResult train_and_evaluate(Classifier& model, const lra::Dataset& data, cons
     window_count += t.batch_size;
     r.steps = step + 1;
 
-    const bool eval_now = step > 0 && step % t.eval_every == 0;  // LRA's cadence
-    const bool report_now = eval_now || (step + 1) % report_every == 0 || step + 1 == t.steps;
+    // Validation after every eval_every updates, the last one included (LRA's
+    // loop evaluated one update later and skipped the final model).
+    const bool eval_now = (step + 1) % t.eval_every == 0 || step + 1 == t.steps;
+    const bool report_now = eval_now || (step + 1) % report_every == 0;
     if (report_now) {
       r.final_train_loss = window_loss / window_count;
       r.final_train_accuracy = window_correct / window_count;
@@ -97,7 +115,7 @@ TrainResult train_and_evaluate(Classifier& model, const lra::Dataset& data, cons
                      r.final_train_accuracy, sps, format_eta((t.steps - step - 1) / sps).c_str());
         std::fflush(stderr);
       }
-      nlohmann::json h = {{"step", step},
+      nlohmann::json h = {{"step", step + 1},
                           {"lr", lr},
                           {"train_loss", r.final_train_loss},
                           {"train_accuracy", r.final_train_accuracy}};
@@ -109,11 +127,11 @@ TrainResult train_and_evaluate(Classifier& model, const lra::Dataset& data, cons
         h["val_accuracy"] = v.accuracy;
         if (v.accuracy > r.best_val_accuracy || r.best_val_step < 0) {
           r.best_val_accuracy = v.accuracy;
-          r.best_val_step = step;
+          r.best_val_step = step + 1;
         }
         if (o.live_progress) std::fprintf(stderr, "\n");
         log.info("step {:>6}/{}  lr {:.3e}  train loss {:.4f} acc {:.4f}  val loss {:.4f} acc {:.4f}  {:.2f} steps/s",
-                 step, t.steps, lr, r.final_train_loss, r.final_train_accuracy, v.loss, v.accuracy, sps);
+                 step + 1, t.steps, lr, r.final_train_loss, r.final_train_accuracy, v.loss, v.accuracy, sps);
       } else if (!o.live_progress) {
         log.info("step {:>6}/{}  lr {:.3e}  train loss {:.4f} acc {:.4f}  {:.2f} steps/s  ETA {}", step + 1,
                  t.steps, lr, r.final_train_loss, r.final_train_accuracy, sps,

@@ -41,6 +41,11 @@ struct TrainerOptions {
   bool live_progress = false;  // rewrite one status line on a terminal
 };
 
+// Splits CPU threads between LibTorch and the BLAS. With OpenBLAS (Debian's
+// LibTorch) the matrix products run on OpenBLAS's own threads and LibTorch's
+// OpenMP pool only spin-waits against them, so LibTorch gets one thread.
+void configure_cpu_threads(int threads);
+
 TrainResult train_and_evaluate(Classifier& model, const lra::Dataset& data, const TrainerOptions& opts,
                                spdlog::logger& log);
 

@@ -14,15 +14,19 @@ void Evaluator::reset() {
   stack_.clear();
   top_count_ = 0;
   top_value_ = -1;
+  failed_ = false;
   error_.clear();
+}
+
+bool Evaluator::fail(const char* why) {
+  failed_ = true;
+  error_ = why;
+  return false;
 }
 
 bool Evaluator::operand(int value) {
   if (stack_.empty()) {
-    if (++top_count_ > 1) {
-      error_ = "more than one expression (tokens after the outermost closing X)";
-      return false;
-    }
+    if (++top_count_ > 1) return fail("more than one expression (tokens after the outermost closing X)");
     top_value_ = value;
     return true;
   }
@@ -46,33 +50,22 @@ static int kth(const int32_t* hist, int k) {
   return 9;
 }
 
-bool Evaluator::push(int32_t id) {
-  if (!error_.empty()) return false;
+bool Evaluator::push_slow(int32_t id) {
+  if (failed_) return false;
   if (id >= kMin && id <= kSm) {
-    if (stack_.empty() && top_count_ > 0) {
-      error_ = "more than one expression (tokens after the outermost closing X)";
-      return false;
-    }
+    if (stack_.empty() && top_count_ > 0)
+      return fail("more than one expression (tokens after the outermost closing X)");
     Frame f{id, 0, 0, false, {}};
     stack_.push_back(f);
     return true;
   }
   if (id >= kDigit0 && id < kDigit0 + 10) return operand(id - kDigit0);
   if (id == kOov) return operand(-1);
-  if (id != kClose) {
-    error_ = "invalid token id " + std::to_string(id);
-    return false;
-  }
-  if (stack_.empty()) {
-    error_ = "closing X without an open operator";
-    return false;
-  }
+  if (id != kClose) return fail("invalid token id");
+  if (stack_.empty()) return fail("closing X without an open operator");
   const Frame f = stack_.back();
   stack_.pop_back();
-  if (f.count == 0) {
-    error_ = "operator without operands";
-    return false;
-  }
+  if (f.count == 0) return fail("operator without operands");
   if (f.unknown) return operand(-1);
   int value = 0;
   switch (f.op) {
@@ -88,15 +81,13 @@ bool Evaluator::push(int32_t id) {
 }
 
 bool Evaluator::finish(int* value) {
-  if (!error_.empty()) return false;
+  if (failed_) return false;
   if (!stack_.empty()) {
-    error_ = std::to_string(stack_.size()) + " operator(s) not closed by X (truncated expression?)";
+    fail(" operator(s) not closed by X (truncated expression?)");
+    error_ = std::to_string(stack_.size()) + error_;
     return false;
   }
-  if (top_count_ == 0) {
-    error_ = "no expression";
-    return false;
-  }
+  if (top_count_ == 0) return fail("no expression");
   *value = top_value_;
   return true;
 }

@@ -32,7 +32,17 @@ class Evaluator {
   void reset();
   // Feeds one id (kMin..kOov; kOov acts as an operand of unknown value).
   // Returns false once the sequence is ill-formed; error() then says why.
-  bool push(int32_t id);
+  bool push(int32_t id) {
+    // hot path (most tokens): a digit inside an operator
+    if (id >= kDigit0 && id < kClose && !stack_.empty() && !failed_) {
+      Frame& f = stack_.back();
+      ++f.count;
+      f.sum += id - kDigit0;
+      ++f.hist[id - kDigit0];
+      return true;
+    }
+    return push_slow(id);
+  }
   // Ends the sequence. Returns false if ill-formed. *value is the result,
   // or -1 when an unknown operand made it undecidable.
   bool finish(int* value);
@@ -46,10 +56,13 @@ class Evaluator {
     bool unknown;
     int32_t hist[10];
   };
+  bool push_slow(int32_t id);
   bool operand(int value);  // value -1: unknown
+  bool fail(const char* why);
   std::vector<Frame> stack_;
   int top_count_ = 0;
   int top_value_ = -1;
+  bool failed_ = false;
   std::string error_;
 };
 

@@ -13,7 +13,16 @@ constexpr const char* kHint =
     "(lra_release/listops-1000/basic_*.tsv) or as written by 'lrahost data generate listops'; "
     "re-download or regenerate the file";
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
+// Character classes of the tokenizer: 0 token text, 1 whitespace, 2 '(', 3 ')'.
+struct CharClass {
+  unsigned char c[256] = {};
+  CharClass() {
+    for (unsigned char ws : {' ', '\t', '\n', '\r', '\v', '\f'}) c[ws] = 1;
+    c[static_cast<unsigned char>('(')] = 2;
+    c[static_cast<unsigned char>(')')] = 3;
+  }
+};
+const CharClass kClass;
 
 int32_t lookup(const char* t, size_t n) {
   if (n == 1) {
@@ -39,25 +48,43 @@ struct Parens {
 };
 template <class Emit>
 void scan(std::string_view src, Parens* parens, Emit&& emit) {
-  char tok[16];
-  size_t len = 0;
-  auto flush = [&] {
-    if (len) emit(lookup(tok, len), tok, len);
-    len = 0;
-  };
-  for (char c : src) {
-    if (c == '(') {
-      ++parens->depth;
-    } else if (c == ')') {
-      if (--parens->depth < 0) parens->underflow = true;
-    } else if (is_space(c)) {
-      flush();
-    } else {
-      if (len < sizeof tok) tok[len] = c == ']' ? 'X' : c;
-      ++len;
+  const char* p = src.data();
+  const char* const end = p + src.size();
+  while (p < end) {
+    const char c = *p;
+    switch (kClass.c[static_cast<unsigned char>(c)]) {
+      case 1: ++p; continue;
+      case 2: ++parens->depth; ++p; continue;
+      case 3:
+        if (--parens->depth < 0) parens->underflow = true;
+        ++p;
+        continue;
+      default: break;
     }
+    // Fast path: a one-character token followed by whitespace or the end.
+    if (p + 1 == end || kClass.c[static_cast<unsigned char>(p[1])] == 1) {
+      const int32_t id = c >= '0' && c <= '9' ? kDigit0 + (c - '0') : (c == ']' || c == 'X') ? kClose : kOov;
+      const char x = c == ']' ? 'X' : c;
+      emit(id, &x, 1);
+      ++p;
+      continue;
+    }
+    char tok[16];
+    size_t len = 0;
+    for (; p < end; ++p) {
+      const unsigned char k = kClass.c[static_cast<unsigned char>(*p)];
+      if (k == 1) break;
+      if (k == 2) {
+        ++parens->depth;
+      } else if (k == 3) {
+        if (--parens->depth < 0) parens->underflow = true;
+      } else {
+        if (len < sizeof tok) tok[len] = *p == ']' ? 'X' : *p;
+        ++len;
+      }
+    }
+    emit(lookup(tok, len), tok, len);
   }
-  flush();
 }
 
 // Buffered line reader: lines without the '\n' and a trailing '\r' (the

@@ -95,7 +95,7 @@ TEST(ListOpsEval, IllFormedIsRejected) {
   EXPECT_FALSE(bad({kMax, d(2), kClose}));
   // An unknown operand makes the value undecidable, not the structure wrong.
   e.reset();
-  for (auto id : {kMax, d(2), kOov, kClose}) ASSERT_TRUE(e.push(id));
+  for (int32_t id : std::vector<int32_t>{kMax, d(2), kOov, kClose}) ASSERT_TRUE(e.push(id));
   ASSERT_TRUE(e.finish(&v));
   EXPECT_EQ(v, -1);
 }

@@ -78,12 +78,12 @@ TEST_F(ListOpsTsv, ReadsReleaseFormatWithCrlf) {
   const lra::Split s = read_tsv(path, &rep);
   ASSERT_EQ(s.size(), 3u);
   EXPECT_EQ(s.labels, (std::vector<int32_t>{9, 3, 2}));
-  EXPECT_EQ(s.offsets, (std::vector<int64_t>{0, 4, 10, 16}));
+  EXPECT_EQ(s.offsets, (std::vector<int64_t>{0, 4, 11, 17}));
   EXPECT_EQ(std::vector<int32_t>(s.tokens.begin(), s.tokens.begin() + 4),
             (std::vector<int32_t>{kMax, kDigit0 + 2, kDigit0 + 9, kClose}));
   EXPECT_EQ(rep.label_mismatches, 0);
   EXPECT_EQ(rep.oov_tokens, 0);
-  EXPECT_EQ(rep.max_tokens, 6);
+  EXPECT_EQ(rep.max_tokens, 7);
 }
 
 TEST_F(ListOpsTsv, CountsOovAndLabelMismatchesWithoutFailing) {

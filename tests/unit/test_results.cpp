@@ -14,6 +14,7 @@
 #include "common/sha256.h"
 #include "lra/status.h"
 #include "results/result.h"
+#include "rules/rules.h"
 #include "results/system_info.h"
 #include "results/verify.h"
 
