@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "common/build_info.h"
 #include "lra/status.h"
 
 namespace lra::host {
@@ -10,7 +11,7 @@ namespace lra::host {
 int run_cli(int argc, char** argv) {
   CLI::App app{"lrahost — trains and evaluates long-range sequence models under the fixed LRA rules"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("lrahost ") + LRA_HOST_VERSION);
+  app.set_version_flag("--version", "lrahost " + build_info().version + " (" + build_info().git_revision + ")");
 
   RunArgs run;
   auto* r = app.add_subcommand("run", "Train and evaluate a mixer plugin on a task under its manifest");
@@ -27,6 +28,9 @@ int run_cli(int argc, char** argv) {
   r->add_option("--out", run.out, "Run directory (default runs/<task>-<plugin>-<time>)");
   r->add_option("--device", run.device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   r->add_option("--threads", run.threads, "CPU threads (0 = all cores)");
+  r->add_option("--micro-batch", run.micro_batch,
+                "Examples per forward pass; gradients are accumulated to the manifest's batch (saves memory, "
+                "same update)")->check(CLI::NonNegativeNumber);
 
   auto* data = app.add_subcommand("data", "Generate or check datasets");
   data->require_subcommand(1);

@@ -164,7 +164,8 @@ int run_command(const RunArgs& a) {
   for (const auto& r : division.reasons) log->info("open division: {}", r);
 
   const torch::Device device = pick_device(a.device);
-  TrainerOptions topts{manifest.train, manifest.model.max_len, device, static_cast<bool>(isatty(STDERR_FILENO))};
+  TrainerOptions topts{manifest.train, manifest.model.max_len, device, static_cast<bool>(isatty(STDERR_FILENO)),
+                       a.micro_batch};
   TrainResult tr = train_and_evaluate(model, data.dataset, topts, *log);
 
   {  // the final model, for `lrahost span` and reuse
@@ -232,7 +233,8 @@ int run_command(const RunArgs& a) {
         {"peak_memory_bytes", peak_rss_bytes()},
         {"peak_memory_kind", "process peak RSS"},
         {"device", device.str()},
-        {"threads", threads}}},
+        {"threads", threads},
+        {"micro_batch", topts.micro_batch > 0 ? topts.micro_batch : manifest.train.batch_size}}},
       {"command_line", a.command_line},
       {"started_at", started_at},
       {"finished_at", utc_now()},

@@ -15,6 +15,7 @@ struct RunArgs {
   std::optional<int64_t> seed;
   std::string device = "auto";
   int threads = 0;  // 0 = all cores
+  int64_t micro_batch = 0;  // 0 = whole batch
   std::vector<std::string> command_line;
 };
 int run_command(const RunArgs& args);

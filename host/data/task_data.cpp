@@ -48,6 +48,7 @@ LoadedData load_task_data(const LoadedPlugin& task, const lra::Params& given, co
   req.params = out.params;
   req.threads = threads;
   req.allow_generate = allow_generate;
+  req.enforce_sizes = allow_generate;  // `data check` (no generation) reports what the files hold
   if (auto st = task.task().load(req, &out.dataset); !st.ok()) throw Error(st.kind, st.message);
   validate_split(out.dataset.train, out.dataset.info, "train");
   validate_split(out.dataset.val, out.dataset.info, "validation");

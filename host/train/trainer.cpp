@@ -1,12 +1,14 @@
 #include "train/trainer.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 
 #include <ATen/Parallel.h>
 #include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/adamw.h>
 
+#include "lra/status.h"
 #include "manifest/schedule.h"
 #include "train/batches.h"
 
@@ -87,16 +89,24 @@ TrainResult train_and_evaluate(Classifier& model, const lra::Dataset& data, cons
     for (auto& g : opt.param_groups()) static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
 
     auto b = make_batch(data.train, stream.next(t.batch_size), o.max_len);
-    auto labels = b.labels.to(o.device);
-    auto logits = model->forward(b.ids.to(o.device));
-    auto loss = torch::cross_entropy_loss(logits, labels);
     opt.zero_grad();
-    loss.backward();
+    const int64_t micro = o.micro_batch > 0 ? std::min(o.micro_batch, t.batch_size) : t.batch_size;
+    for (int64_t first = 0; first < t.batch_size; first += micro) {
+      const int64_t n = std::min(micro, t.batch_size - first);
+      auto labels = b.labels.narrow(0, first, n).to(o.device);
+      auto logits = model->forward(b.ids.narrow(0, first, n).to(o.device));
+      // Sum over the micro-batch divided by the whole batch: the accumulated
+      // gradient is that of the mean loss over the batch.
+      auto loss = torch::cross_entropy_loss(logits, labels, {}, at::Reduction::Sum) / t.batch_size;
+      loss.backward();
+      window_loss += loss.item<double>() * t.batch_size;
+      window_correct += logits.argmax(-1).eq(labels).sum().item<double>();
+    }
+    if (!std::isfinite(window_loss))
+      throw Error(ErrorKind::internal, "training diverged: the loss is not finite at step " + std::to_string(step + 1) +
+                                           "; no result is written");
     if (t.grad_clip > 0) torch::nn::utils::clip_grad_norm_(model->parameters(), t.grad_clip);
     opt.step();
-
-    window_loss += loss.item<double>() * t.batch_size;
-    window_correct += logits.argmax(-1).eq(labels).sum().item<double>();
     window_count += t.batch_size;
     r.steps = step + 1;
 

@@ -39,6 +39,10 @@ struct TrainerOptions {
   int64_t max_len = 0;
   torch::Device device = torch::kCPU;
   bool live_progress = false;  // rewrite one status line on a terminal
+  // Examples per forward/backward pass (0 = the whole batch). Gradients are
+  // accumulated over the batch, so the update equals the whole-batch update;
+  // only peak memory changes (ListOps at 2K tokens needs ~50 GB at batch 32).
+  int64_t micro_batch = 0;
 };
 
 // Splits CPU threads between LibTorch and the BLAS. With OpenBLAS (Debian's

@@ -57,18 +57,16 @@ TEST(DataCli, CorruptTsvExits5NamingFileAndLine) {
   write_text(d / "basic_test.tsv", std::string(kGoodRows) + "( ( ( [MAX 2 ) 9 )");  // truncated last line
   auto o = lrahost("data check --task listops --data-dir " + dir.str());
   EXPECT_EQ(o.code, 5) << o.output;
-  EXPECT_NE(o.output.find("basic_test.tsv"), std::string::npos) << o.output;
-  EXPECT_NE(o.output.find("5"), std::string::npos) << o.output;  // the line number
+  EXPECT_NE(o.output.find("basic_test.tsv:5:"), std::string::npos) << o.output;  // file and line
 
-  // The same data under `run`: exit 5 and no run directory.
+  // Under `run` the manifest fixes the split sizes, so the short files are refused first: exit 5, no run directory.
   auto r = lrahost("run --plugin transformer --task listops --data-dir " + dir.str() + " --out " + dir.str() + "/run");
   EXPECT_EQ(r.code, 5) << r.output;
-  EXPECT_NE(r.output.find("basic_test.tsv"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("basic_train.tsv holds 3 examples, expected 96000"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "run"));
 
   write_text(d / "basic_test.tsv", "Source\tTarget\n( ( [MAX 2 ) 9\t9\n");  // unbalanced
   auto u = lrahost("data check --task listops --data-dir " + dir.str());
   EXPECT_EQ(u.code, 5) << u.output;
-  EXPECT_NE(u.output.find("basic_test.tsv"), std::string::npos) << u.output;
-  EXPECT_NE(u.output.find("2"), std::string::npos) << u.output;
+  EXPECT_NE(u.output.find("basic_test.tsv:2:"), std::string::npos) << u.output;
 }

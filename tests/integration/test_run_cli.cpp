@@ -173,3 +173,15 @@ TEST(RunCli, UsageErrorsExit2WithChoices) {
   EXPECT_EQ(lrahost("frobnicate").code, 2);
   EXPECT_EQ(lrahost("run --task listops").code, 2);
 }
+
+TEST(RunCli, MicroBatchingGivesTheSameUpdates) {
+  TempDir dir;
+  const std::string no_dropout = " --set model.dropout=0.0 --set model.attention_dropout=0.0";
+  ASSERT_EQ(lrahost(tiny_run_args(dir.str() + "/data", dir.str() + "/whole") + no_dropout).code, 0);
+  auto o = lrahost(tiny_run_args(dir.str() + "/data", dir.str() + "/micro") + no_dropout + " --micro-batch 8");
+  ASSERT_EQ(o.code, 0) << o.output;
+  json a = load_json(dir.path() / "whole" / "result.json"), b = load_json(dir.path() / "micro" / "result.json");
+  EXPECT_EQ(b["timing"]["micro_batch"], 8);
+  EXPECT_NEAR(a["metrics"]["final_train_loss"].get<double>(), b["metrics"]["final_train_loss"].get<double>(), 1e-4);
+  EXPECT_NEAR(a["metrics"]["test_loss"].get<double>(), b["metrics"]["test_loss"].get<double>(), 1e-4);
+}

@@ -128,8 +128,8 @@ TEST(Manifest, SmokeListOps) {
   EXPECT_EQ(m.model.qkv_dim, 128);
   EXPECT_EQ(m.model.ffn_dim, 256);
   EXPECT_EQ(m.model.pooling, "cls");
-  EXPECT_EQ(m.model.max_len, 128);
-  EXPECT_EQ(m.train.steps, 1500);
+  EXPECT_EQ(m.model.max_len, 64);
+  EXPECT_EQ(m.train.steps, 2000);
   EXPECT_EQ(m.train.batch_size, 32);
   EXPECT_EQ(m.train.schedule, "constant*linear_warmup*rsqrt_decay");
   EXPECT_EQ(m.train.warmup, 150);
@@ -141,7 +141,7 @@ TEST(Manifest, SmokeListOps) {
   EXPECT_GE(peak, 1e-3);
   EXPECT_LE(peak, 2e-3);
   EXPECT_EQ(std::get<int64_t>(m.data.at("train_size")), 8000);
-  EXPECT_EQ(std::get<int64_t>(m.data.at("max_length")), 128);
+  EXPECT_EQ(std::get<int64_t>(m.data.at("max_length")), 64);
   EXPECT_LE(std::get<int64_t>(m.data.at("max_length")), m.model.max_len);
   EXPECT_DOUBLE_EQ(m.rules.param_budget_ratio, 1.1);
   // The smoke text is not the official one.

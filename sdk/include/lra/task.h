@@ -45,6 +45,7 @@ struct DataRequest {
   Params params;               // the manifest's [data] section, defaults filled in
   int threads = 1;
   bool allow_generate = true;  // false for `lrahost data check`
+  bool enforce_sizes = true;   // false for `lrahost data check`: accept the example counts the files hold
 };
 
 class TaskPlugin {
