@@ -64,13 +64,17 @@ using MixerCreateFn = std::shared_ptr<Mixer> (*)(const MixerSpec&, const ParamRe
 
 class MixerPluginImpl final : public MixerPlugin {
  public:
-  MixerPluginImpl(MixerOptionsFn o, MixerCreateFn c, const char* name) : o_(o), c_(c), name_(name) {}
+  MixerPluginImpl(MixerOptionsFn o, MixerCreateFn c, const char* name, uint32_t caps)
+      : o_(o), c_(c), name_(name), caps_(caps) {}
   Status options(std::vector<OptionSpec>* out) const noexcept override {
     return guarded([&] { *out = o_(); });
   }
   Status create(const MixerSpec& spec, const Params& options,
                 std::shared_ptr<Mixer>* out) const noexcept override {
     return guarded([&] {
+      if (spec.causal && !(caps_ & LRA_CAP_CAUSAL))
+        throw Error(ErrorKind::plugin, std::string("mixer '") + name_ +
+                                           "' does not support causal mode (it does not declare LRA_CAP_CAUSAL)");
       ParamReader reader(options, std::string("mixer '") + name_ + "' options");
       *out = c_(spec, reader);
       if (!*out) throw Error(ErrorKind::plugin, std::string("mixer '") + name_ + "' returned no module");
@@ -81,6 +85,7 @@ class MixerPluginImpl final : public MixerPlugin {
   MixerOptionsFn o_;
   MixerCreateFn c_;
   const char* name_;
+  uint32_t caps_;
 };
 }  // namespace detail
 
@@ -91,4 +96,4 @@ class MixerPluginImpl final : public MixerPlugin {
 // CREATE_FN: std::shared_ptr<lra::Mixer>(const lra::MixerSpec&, const lra::ParamReader&).
 #define LRA_MIXER_PLUGIN(NAME, VERSION, DESCRIPTION, CAPS, OPTIONS_FN, CREATE_FN) \
   LRA_DETAIL_INFO(LRA_KIND_MIXER, CAPS, NAME, VERSION, DESCRIPTION)               \
-  LRA_DETAIL_ENTRY(::lra::MixerPlugin, ::lra::detail::MixerPluginImpl(OPTIONS_FN, CREATE_FN, NAME))
+  LRA_DETAIL_ENTRY(::lra::MixerPlugin, ::lra::detail::MixerPluginImpl(OPTIONS_FN, CREATE_FN, NAME, CAPS))

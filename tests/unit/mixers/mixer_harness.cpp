@@ -1,0 +1,122 @@
+#include "mixer_harness.h"
+
+#include "cli/mixer_options.h"
+#include "lra/attention.h"
+#include "plugins/loader.h"
+
+namespace lra::test {
+namespace {
+
+const host::LoadedPlugin& loaded(const std::string& name) {
+  return host::load_plugin(std::string(LRA_PLUGIN_DIR) + "/lra_mixer_" + name + ".so", LRA_KIND_MIXER);
+}
+
+torch::Tensor param(lra::Mixer& m, const std::string& name) {
+  for (const auto& p : m.named_parameters())
+    if (p.key() == name) return p.value();
+  throw std::runtime_error("mixer has no parameter '" + name + "' (reference parity needs lra::QKVO named 'proj')");
+}
+
+}  // namespace
+
+const lra::MixerPlugin& mixer_plugin(const std::string& name) { return loaded(name).mixer(); }
+uint32_t mixer_capabilities(const std::string& name) { return loaded(name).descriptor.capabilities; }
+
+lra::MixerSpec small_spec(int64_t d_model, int64_t heads, int64_t max_len, bool causal) {
+  lra::MixerSpec s;
+  s.d_model = d_model;
+  s.heads = heads;
+  s.qkv_dim = d_model;
+  s.max_len = max_len;
+  s.causal = causal;
+  s.attention_dropout = 0.0;
+  return s;
+}
+
+std::shared_ptr<lra::Mixer> make_mixer(const std::string& name, const lra::MixerSpec& spec,
+                                       const lra::Params& options, uint64_t seed) {
+  std::map<std::string, std::string> given;
+  for (const auto& [k, v] : options) given[k] = lra::to_string(v);
+  const lra::Params resolved = host::resolve_mixer_options(loaded(name), given);
+  torch::manual_seed(seed);
+  std::shared_ptr<lra::Mixer> m;
+  auto st = mixer_plugin(name).create(spec, resolved, &m);
+  if (!st.ok()) throw lra::Error(st.kind, st.message);
+  m->eval();  // no dropout in parity checks
+  return m;
+}
+
+torch::Tensor random_input(int64_t B, int64_t L, int64_t D, uint64_t seed) {
+  torch::manual_seed(seed);
+  return torch::randn({B, L, D});
+}
+
+torch::Tensor lengths_mask(int64_t L, const std::vector<int64_t>& lengths) {
+  auto m = torch::zeros({static_cast<int64_t>(lengths.size()), L}, torch::kBool);
+  for (size_t b = 0; b < lengths.size(); ++b) m[b].narrow(0, 0, lengths[b]).fill_(true);
+  return m;
+}
+
+torch::Tensor reference_attention(lra::Mixer& m, const torch::Tensor& x, const torch::Tensor& mask, int64_t heads,
+                                  bool causal) {
+  auto q = lra::ops::split_heads(torch::matmul(x, param(m, "proj.q.weight").t()), heads);
+  auto k = lra::ops::split_heads(torch::matmul(x, param(m, "proj.k.weight").t()), heads);
+  auto v = lra::ops::split_heads(torch::matmul(x, param(m, "proj.v.weight").t()), heads);
+  auto out = lra::ops::softmax_attention(q, k, v, mask, causal, 0.0, false);
+  return torch::matmul(lra::ops::merge_heads(out), param(m, "proj.o.weight").t());
+}
+
+double max_abs_diff(const torch::Tensor& a, const torch::Tensor& b) {
+  return (a - b).abs().max().item<double>();
+}
+
+::testing::AssertionResult shapes_finite_and_grads(lra::Mixer& m, int64_t B, int64_t L, int64_t D) {
+  auto x = random_input(B, L, D).requires_grad_(true);
+  auto mask = lengths_mask(L, std::vector<int64_t>(B, L));
+  auto y = m.forward(x, mask);
+  if (y.sizes() != x.sizes())
+    return ::testing::AssertionFailure() << "output shape " << y.sizes() << " for input " << x.sizes();
+  if (!torch::isfinite(y).all().item<bool>()) return ::testing::AssertionFailure() << "non-finite output";
+  y.pow(2).sum().backward();
+  if (!x.grad().defined() || !torch::isfinite(x.grad()).all().item<bool>() || x.grad().abs().sum().item<double>() == 0)
+    return ::testing::AssertionFailure() << "missing, non-finite or zero gradient for x";
+  for (const auto& p : m.named_parameters()) {
+    if (!p.value().requires_grad()) continue;
+    const auto& g = p.value().grad();
+    if (g.defined() && !torch::isfinite(g).all().item<bool>())
+      return ::testing::AssertionFailure() << "non-finite gradient for " << p.key();
+  }
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult padding_invariant(lra::Mixer& m, int64_t L, int64_t D, double tol) {
+  torch::NoGradGuard g;
+  const std::vector<int64_t> lengths = {L, L / 2 + 3, L / 3};
+  auto mask = lengths_mask(L, lengths);
+  auto x = random_input(3, L, D, 2);
+  auto noisy = x.clone();
+  noisy.masked_scatter_(mask.logical_not().unsqueeze(-1).expand_as(noisy), torch::randn_like(noisy) * 10);
+  auto a = m.forward(x, mask), b = m.forward(noisy, mask);
+  auto real = mask.unsqueeze(-1).expand_as(a);
+  const double diff = (a - b).abs().masked_select(real).max().item<double>();
+  if (diff > tol) return ::testing::AssertionFailure() << "real-token outputs moved by " << diff << " (tol " << tol << ")";
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult no_future_leak(lra::Mixer& m, int64_t L, int64_t D, double tol) {
+  torch::NoGradGuard g;
+  auto mask = lengths_mask(L, {L, L});
+  auto x = random_input(2, L, D, 3);
+  auto base = m.forward(x, mask);
+  for (int64_t t : {int64_t{1}, L / 2, L - 1}) {
+    auto changed = x.clone();
+    changed.select(1, t).add_(torch::randn({2, D}) * 5);
+    auto y = m.forward(changed, mask);
+    const double diff = max_abs_diff(y.narrow(1, 0, t), base.narrow(1, 0, t));
+    if (diff > tol)
+      return ::testing::AssertionFailure() << "changing position " << t << " moved earlier outputs by " << diff;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace lra::test

@@ -1,0 +1,48 @@
+// Parity-style checks shared by every mixer plugin's test suite (the ggml
+// test-backend-ops idea): load the plugin exactly as the host does, build a
+// mixer, and compare it with the SDK's reference softmax attention.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "lra/mixer.h"
+
+namespace lra::test {
+
+// Loads build/lib/lrahost/plugins/lra_mixer_<name>.so through the host loader.
+const lra::MixerPlugin& mixer_plugin(const std::string& name);
+uint32_t mixer_capabilities(const std::string& name);
+
+lra::MixerSpec small_spec(int64_t d_model = 32, int64_t heads = 4, int64_t max_len = 64, bool causal = false);
+
+// The plugin's declared options with defaults, overridden by `options`
+// (values typed like the declaration). Throws on any plugin error.
+std::shared_ptr<lra::Mixer> make_mixer(const std::string& name, const lra::MixerSpec& spec,
+                                       const lra::Params& options = {}, uint64_t seed = 0);
+
+torch::Tensor random_input(int64_t B, int64_t L, int64_t D, uint64_t seed = 1);
+// mask [B, L]: example b has lengths[b] real tokens followed by padding.
+torch::Tensor lengths_mask(int64_t L, const std::vector<int64_t>& lengths);
+
+// Softmax attention with the mixer's own projections (parameters proj.q/k/v/o,
+// as registered by lra::QKVO under the name "proj").
+torch::Tensor reference_attention(lra::Mixer& mixer, const torch::Tensor& x, const torch::Tensor& mask,
+                                  int64_t heads, bool causal);
+
+double max_abs_diff(const torch::Tensor& a, const torch::Tensor& b);
+
+// [B, L, D] out, finite values, and finite non-zero gradients for x and for
+// every parameter that takes part.
+::testing::AssertionResult shapes_finite_and_grads(lra::Mixer& m, int64_t B, int64_t L, int64_t D);
+
+// Outputs at real positions do not change when the padded positions of x hold other values.
+::testing::AssertionResult padding_invariant(lra::Mixer& m, int64_t L, int64_t D, double tol = 1e-5);
+
+// Changing x at position t changes no output at a position < t.
+::testing::AssertionResult no_future_leak(lra::Mixer& m, int64_t L, int64_t D, double tol = 1e-6);
+
+}  // namespace lra::test
