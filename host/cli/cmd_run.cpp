@@ -74,6 +74,7 @@ std::shared_ptr<spdlog::logger> make_logger() {
   console->set_pattern("[%H:%M:%S] %v");
   auto log = std::make_shared<spdlog::logger>("lrahost", console);
   log->set_level(spdlog::level::info);
+  log->flush_on(spdlog::level::info);  // run.log must be current while a long run is going
   return log;
 }
 

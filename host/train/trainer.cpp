@@ -82,6 +82,7 @@ TrainResult train_and_evaluate(Classifier& model, const lra::Dataset& data, cons
   const auto start = Clock::now();
   double eval_time = 0;
   const int64_t report_every = std::max<int64_t>(1, std::min<int64_t>(t.eval_every, 50));
+  auto last_report = start;
 
   for (int64_t step = 0; step < t.steps; ++step) {
     // s = updates done before this one, so the very first update uses lr(0).
@@ -113,7 +114,8 @@ TrainResult train_and_evaluate(Classifier& model, const lra::Dataset& data, cons
     // Validation after every eval_every updates, the last one included (LRA's
     // loop evaluated one update later and skipped the final model).
     const bool eval_now = (step + 1) % t.eval_every == 0 || step + 1 == t.steps;
-    const bool report_now = eval_now || (step + 1) % report_every == 0;
+    // Also report at least every 30 s, so slow runs (official ListOps on CPU) show life.
+    const bool report_now = eval_now || (step + 1) % report_every == 0 || seconds_since(last_report) >= 30;
     if (report_now) {
       r.final_train_loss = window_loss / window_count;
       r.final_train_accuracy = window_correct / window_count;
@@ -148,6 +150,7 @@ TrainResult train_and_evaluate(Classifier& model, const lra::Dataset& data, cons
                  format_eta((t.steps - step - 1) / sps));
       }
       r.history.push_back(std::move(h));
+      last_report = Clock::now();
       window_loss = window_correct = window_count = 0;
     }
   }

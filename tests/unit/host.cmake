@@ -2,5 +2,6 @@ lra_unit_test(test_host
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_descriptor.cpp ${CMAKE_CURRENT_SOURCE_DIR}/test_backbone.cpp
           ${CMAKE_CURRENT_SOURCE_DIR}/test_rules.cpp ${CMAKE_CURRENT_SOURCE_DIR}/test_batches.cpp
   LIBS lra_host_cli TORCH_PCH)
-target_compile_definitions(test_host PRIVATE LRA_PLUGIN_DIR="${LRA_PLUGIN_OUTPUT_DIR}")
-add_dependencies(test_host lra_mixer_transformer)
+target_compile_definitions(test_host PRIVATE LRA_PLUGIN_DIR="${LRA_PLUGIN_OUTPUT_DIR}"
+                                            LRA_FIXTURE_PLUGIN_DIR="${LRA_FIXTURE_PLUGIN_DIR}")
+add_dependencies(test_host lra_mixer_transformer lra_test_fixtures)

@@ -5,6 +5,7 @@
 
 #include "lra/status.h"
 #include "plugins/descriptor.h"
+#include "plugins/loader.h"
 
 using namespace lra::host;
 
@@ -77,4 +78,28 @@ TEST(Compatibility, EachMismatchNamesBothSides) {
   EXPECT_TRUE(mentions(compatibility_problems(magic, host, 0), "magic"));
 
   EXPECT_TRUE(mentions(compatibility_problems(p, host, LRA_KIND_TASK), "a task plugin is needed"));
+}
+
+TEST(Loader, SdkRefusesCausalModeWithoutTheCapability) {
+  const auto& p = load_plugin(std::string(LRA_FIXTURE_PLUGIN_DIR) + "/fixture_ballast.so", LRA_KIND_MIXER);
+  lra::MixerSpec spec;
+  spec.d_model = 8;
+  spec.heads = 2;
+  spec.qkv_dim = 8;
+  spec.max_len = 4;
+  spec.causal = true;
+  std::shared_ptr<lra::Mixer> m;
+  auto st = p.mixer().create(spec, {{"ballast", int64_t{0}}, {"note", std::string("x")}}, &m);
+  EXPECT_EQ(st.kind, lra::ErrorKind::plugin);
+  EXPECT_NE(st.message.find("does not support causal mode"), std::string::npos) << st.message;
+  EXPECT_FALSE(m);
+}
+
+TEST(Loader, LoadsOnceAndChecksTheKind) {
+  const std::string file = std::string(LRA_PLUGIN_DIR) + "/lra_mixer_transformer.so";
+  const auto& a = load_plugin(file, LRA_KIND_MIXER);
+  const auto& b = load_plugin(file, LRA_KIND_MIXER);
+  EXPECT_EQ(&a, &b);
+  EXPECT_EQ(a.sha256.size(), 64u);
+  EXPECT_THROW(load_plugin(file, LRA_KIND_TASK), lra::Error);
 }
