@@ -1,0 +1,112 @@
+// linear_transformer — linear attention with the elu(x) + 1 feature map
+// (Katharopoulos, Vyas, Pappas, Fleuret, 2020, "Transformers are RNNs: Fast
+// Autoregressive Transformers with Linear Attention").
+//
+//   out_i = phi(q_i)^T sum_j phi(k_j) v_j^T / (phi(q_i)^T sum_j phi(k_j) + eps)
+//
+// Bidirectional: K'^T V is formed once, O(L) time and memory. Causal: the sums
+// run over j <= i, computed chunk by chunk (a small lower-triangular block
+// inside each chunk plus an exclusive prefix sum of per-chunk K'^T V states).
+// Padded keys get zero features, so they carry exactly no weight.
+#include <algorithm>
+#include <string>
+
+#include <ATen/ATen.h>
+#include <lra/attention.h>
+#include <lra/mixer.h>
+
+namespace {
+
+// The positive feature map of the paper: elu(x) + 1 > 0.
+at::Tensor feature_map(const at::Tensor& x) { return at::elu(x) + 1.0; }
+
+// Sum over dimension `dim` of all earlier entries (entry n gets x_0 + ... + x_{n-1}).
+at::Tensor exclusive_cumsum(const at::Tensor& x, int64_t dim) {
+  auto inclusive = at::cumsum(x, dim);
+  auto first = at::zeros_like(x.narrow(dim, 0, 1));
+  return at::cat({first, inclusive.narrow(dim, 0, x.size(dim) - 1)}, dim);
+}
+
+// Pads dimension 2 (the sequence axis of [B, H, L, *]) with zeros up to `len`.
+at::Tensor pad_seq(const at::Tensor& x, int64_t len) {
+  const int64_t extra = len - x.size(2);
+  return extra == 0 ? x : at::constant_pad_nd(x, {0, 0, 0, extra});
+}
+
+// fq, fk: [B, H, L, F] features; v: [B, H, L, Dv]. Every key is visible.
+at::Tensor bidirectional(const at::Tensor& fq, const at::Tensor& fk, const at::Tensor& v, double eps) {
+  auto kv = at::matmul(fk.transpose(-2, -1), v);          // [B, H, F, Dv]
+  auto ksum = fk.sum(2).unsqueeze(-1);                    // [B, H, F, 1]
+  return at::matmul(fq, kv) / (at::matmul(fq, ksum) + eps);
+}
+
+// Same sums restricted to keys j <= i. The sequence is cut into chunks of C:
+// inside a chunk the C x C lower-triangular score block is explicit; earlier
+// chunks enter through an exclusive prefix sum of per-chunk K'^T V states.
+// Memory O(L*C + (L/C)*F*Dv): with C near Dv this is O(L*F), never L x L.
+at::Tensor causal(const at::Tensor& fq, const at::Tensor& fk, const at::Tensor& v, double eps, int64_t chunk) {
+  const int64_t B = fq.size(0), H = fq.size(1), L = fq.size(2), F = fq.size(3), Dv = v.size(3);
+  const int64_t C = std::min(chunk, L), N = (L + C - 1) / C;
+  // Internal padding has zero features, so it adds nothing to any sum.
+  auto q = pad_seq(fq, N * C).view({B, H, N, C, F});
+  auto k = pad_seq(fk, N * C).view({B, H, N, C, F});
+  auto vv = pad_seq(v, N * C).view({B, H, N, C, Dv});
+
+  auto scores = at::matmul(q, k.transpose(-2, -1)).tril();   // [B, H, N, C, C], j <= i
+  auto num = at::matmul(scores, vv);
+  auto den = scores.sum(-1, /*keepdim=*/true);
+
+  auto kv_before = exclusive_cumsum(at::matmul(k.transpose(-2, -1), vv), 2);  // [B, H, N, F, Dv]
+  auto ksum_before = exclusive_cumsum(k.sum(3), 2).unsqueeze(-1);             // [B, H, N, F, 1]
+  num = num + at::matmul(q, kv_before);
+  den = den + at::matmul(q, ksum_before);
+
+  return (num / (den + eps)).view({B, H, N * C, Dv}).narrow(2, 0, L);
+}
+
+class LinearAttention final : public lra::Mixer {
+ public:
+  LinearAttention(const lra::MixerSpec& spec, double eps, int64_t chunk)
+      : heads_(spec.heads), causal_(spec.causal), eps_(eps), chunk_(chunk),
+        proj_(register_module("proj", lra::QKVO(spec.d_model, spec.qkv_dim))) {}
+
+  // spec.attention_dropout is not applied: no attention matrix exists to drop
+  // from (LRA's linear attention has none either).
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask) override {
+    auto fq = feature_map(lra::ops::split_heads(proj_->q(x), heads_));
+    auto fk = feature_map(lra::ops::split_heads(proj_->k(x), heads_));
+    auto v = lra::ops::split_heads(proj_->v(x), heads_);
+    // Padded keys: zero features => zero weight in numerator and denominator.
+    if (mask.defined()) fk = fk * mask.to(fk.scalar_type()).unsqueeze(1).unsqueeze(-1);
+    auto out = causal_ ? causal(fq, fk, v, eps_, chunk_) : bidirectional(fq, fk, v, eps_);
+    return proj_->o(lra::ops::merge_heads(out));
+  }
+
+ private:
+  int64_t heads_;
+  bool causal_;
+  double eps_;
+  int64_t chunk_;
+  lra::QKVO proj_;
+};
+
+std::vector<lra::OptionSpec> options() {
+  return {
+      {"eps", 1e-6, "added to the normaliser phi(q)^T sum phi(k) (LRA: 1e-6)"},
+      {"chunk", int64_t{64}, "causal mode only: chunk length of the prefix sums (memory/speed, not results)"},
+  };
+}
+
+std::shared_ptr<lra::Mixer> create(const lra::MixerSpec& spec, const lra::ParamReader& o) {
+  const double eps = o.get_float("eps");
+  const int64_t chunk = o.get_int("chunk");
+  if (!(eps >= 0.0)) throw lra::Error(lra::ErrorKind::rules, "linear_transformer: eps must be >= 0");
+  if (chunk < 1) throw lra::Error(lra::ErrorKind::rules, "linear_transformer: chunk must be >= 1");
+  return std::make_shared<LinearAttention>(spec, eps, chunk);
+}
+
+}  // namespace
+
+LRA_MIXER_PLUGIN("linear_transformer", "1.0.0",
+                 "Linear attention with elu+1 features (Katharopoulos et al. 2020), O(L), causal via prefix sums",
+                 LRA_CAP_CAUSAL | LRA_CAP_PADDING_MASK, options, create)
