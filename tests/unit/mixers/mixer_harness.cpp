@@ -11,13 +11,16 @@ const host::LoadedPlugin& loaded(const std::string& name) {
   return host::load_plugin(std::string(LRA_PLUGIN_DIR) + "/lra_mixer_" + name + ".so", LRA_KIND_MIXER);
 }
 
-torch::Tensor param(lra::Mixer& m, const std::string& name) {
+}  // namespace
+
+torch::Tensor weight(lra::Mixer& m, const std::string& name) {
   for (const auto& p : m.named_parameters())
     if (p.key() == name) return p.value();
-  throw std::runtime_error("mixer has no parameter '" + name + "' (reference parity needs lra::QKVO named 'proj')");
+  for (const auto& b : m.named_buffers())
+    if (b.key() == name) return b.value();
+  throw std::runtime_error("mixer has no parameter or buffer '" + name +
+                           "' (reference parity needs lra::QKVO named 'proj')");
 }
-
-}  // namespace
 
 const lra::MixerPlugin& mixer_plugin(const std::string& name) { return loaded(name).mixer(); }
 uint32_t mixer_capabilities(const std::string& name) { return loaded(name).descriptor.capabilities; }
@@ -59,11 +62,25 @@ torch::Tensor lengths_mask(int64_t L, const std::vector<int64_t>& lengths) {
 
 torch::Tensor reference_attention(lra::Mixer& m, const torch::Tensor& x, const torch::Tensor& mask, int64_t heads,
                                   bool causal) {
-  auto q = lra::ops::split_heads(torch::matmul(x, param(m, "proj.q.weight").t()), heads);
-  auto k = lra::ops::split_heads(torch::matmul(x, param(m, "proj.k.weight").t()), heads);
-  auto v = lra::ops::split_heads(torch::matmul(x, param(m, "proj.v.weight").t()), heads);
+  auto q = lra::ops::split_heads(torch::matmul(x, weight(m, "proj.q.weight").t()), heads);
+  auto k = lra::ops::split_heads(torch::matmul(x, weight(m, "proj.k.weight").t()), heads);
+  auto v = lra::ops::split_heads(torch::matmul(x, weight(m, "proj.v.weight").t()), heads);
   auto out = lra::ops::softmax_attention(q, k, v, mask, causal, 0.0, false);
-  return torch::matmul(lra::ops::merge_heads(out), param(m, "proj.o.weight").t());
+  return torch::matmul(lra::ops::merge_heads(out), weight(m, "proj.o.weight").t());
+}
+
+torch::Tensor dense_pattern_reference(lra::Mixer& m, const torch::Tensor& x, const torch::Tensor& mask,
+                                      const torch::Tensor& allowed, int64_t heads) {
+  auto q = lra::ops::split_heads(torch::matmul(x, weight(m, "proj.q.weight").t()), heads);
+  auto k = lra::ops::split_heads(torch::matmul(x, weight(m, "proj.k.weight").t()), heads);
+  auto v = lra::ops::split_heads(torch::matmul(x, weight(m, "proj.v.weight").t()), heads);
+  auto bias = torch::zeros(allowed.sizes()).masked_fill(allowed.logical_not(), lra::ops::kMaskedLogit);
+  auto out = lra::ops::softmax_attention(q, k, v, mask, false, 0.0, false, nullptr, bias);
+  return torch::matmul(lra::ops::merge_heads(out), weight(m, "proj.o.weight").t());
+}
+
+double max_diff_real(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& mask) {
+  return (a - b).abs().masked_select(mask.unsqueeze(-1).expand_as(a)).max().item<double>();
 }
 
 double max_abs_diff(const torch::Tensor& a, const torch::Tensor& b) {

@@ -33,7 +33,18 @@ torch::Tensor lengths_mask(int64_t L, const std::vector<int64_t>& lengths);
 torch::Tensor reference_attention(lra::Mixer& mixer, const torch::Tensor& x, const torch::Tensor& mask,
                                   int64_t heads, bool causal);
 
+// Softmax attention with the mixer's projections restricted to the [L, L]
+// boolean pattern `allowed` (query row, key column): the slow, obvious
+// reference for sparse patterns.
+torch::Tensor dense_pattern_reference(lra::Mixer& mixer, const torch::Tensor& x, const torch::Tensor& mask,
+                                      const torch::Tensor& allowed, int64_t heads);
+
+// A parameter or buffer of the mixer by its dotted name; throws if absent.
+torch::Tensor weight(lra::Mixer& mixer, const std::string& name);
+
 double max_abs_diff(const torch::Tensor& a, const torch::Tensor& b);
+// Largest difference over real (unpadded) positions of [B, L, D] outputs.
+double max_diff_real(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& mask);
 
 // [B, L, D] out, finite values, and finite non-zero gradients for x and for
 // every parameter that takes part.

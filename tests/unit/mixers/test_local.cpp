@@ -10,29 +10,6 @@ using namespace lra::test;
 
 namespace {
 
-torch::Tensor weight(lra::Mixer& m, const std::string& name) {
-  for (const auto& p : m.named_parameters())
-    if (p.key() == name) return p.value();
-  throw std::runtime_error("no parameter " + name);
-}
-
-// Dense softmax attention with the mixer's projections, restricted to the
-// [L, L] pattern `allowed` (query row, key column): the slow, obvious version.
-torch::Tensor dense_pattern_reference(lra::Mixer& m, const torch::Tensor& x, const torch::Tensor& mask,
-                                      const torch::Tensor& allowed, int64_t heads) {
-  auto q = lra::ops::split_heads(torch::matmul(x, weight(m, "proj.q.weight").t()), heads);
-  auto k = lra::ops::split_heads(torch::matmul(x, weight(m, "proj.k.weight").t()), heads);
-  auto v = lra::ops::split_heads(torch::matmul(x, weight(m, "proj.v.weight").t()), heads);
-  auto bias = torch::zeros(allowed.sizes()).masked_fill(allowed.logical_not(), lra::ops::kMaskedLogit);
-  auto out = lra::ops::softmax_attention(q, k, v, mask, false, 0.0, false, nullptr, bias);
-  return torch::matmul(lra::ops::merge_heads(out), weight(m, "proj.o.weight").t());
-}
-
-// Largest difference over real (unpadded) positions.
-double max_diff_real(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& mask) {
-  return (a - b).abs().masked_select(mask.unsqueeze(-1).expand_as(a)).max().item<double>();
-}
-
 // Contiguous blocks: query i may read key j iff i / block == j / block (and j <= i if causal).
 torch::Tensor block_pattern(int64_t L, int64_t block, bool causal) {
   auto pos = torch::arange(L);
