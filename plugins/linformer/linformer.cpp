@@ -84,27 +84,34 @@ std::vector<lra::OptionSpec> options() {
   return {
       {"k", int64_t{16}, "projected length (LRA: 16); time and memory O(L·k)"},
       {"share_kv", true, "one length projection for keys and values (LRA: true); false adds a second k x max_len matrix"},
-      {"projection", std::string("learned"),
+      {"projection", std::string("auto"),
        "learned: E is a trainable k x max_len parameter (LRA, k·max_len parameters per layer); "
-       "fixed: E is a fixed random buffer (0 parameters; fits every task's budget)"},
+       "fixed: E is a fixed random buffer (0 parameters; fits every task's budget); "
+       "auto: learned when E adds at most 10% to the layer's Q/K/V/O parameters, else fixed"},
   };
 }
 
-LinformerOptions read_options(const lra::ParamReader& r) {
+LinformerOptions read_options(const lra::ParamReader& r, const lra::MixerSpec& spec) {
   LinformerOptions o;
   o.k = r.get_int("k");
   o.share_kv = r.get_bool("share_kv");
   const std::string projection = r.get_string("projection");
   if (o.k < 1) throw lra::Error(lra::ErrorKind::rules, "linformer: k must be >= 1, got " + std::to_string(o.k));
-  if (projection != "learned" && projection != "fixed")
+  if (projection != "learned" && projection != "fixed" && projection != "auto")
     throw lra::Error(lra::ErrorKind::rules,
-                     "linformer: projection must be 'learned' or 'fixed', got '" + projection + "'");
-  o.learned = projection == "learned";
+                     "linformer: projection must be 'auto', 'learned' or 'fixed', got '" + projection + "'");
+  // auto: LRA's learned E where it is cheap (ListOps, Text); a fixed E where a
+  // learned one would break the 10% parameter rule (Retrieval, Image,
+  // Pathfinder, Path-X). Within 10% of the attention parameters per layer is
+  // within 10% of the whole model, so auto fits every task's budget.
+  const int64_t e_params = o.k * (spec.max_len) * (o.share_kv ? 1 : 2);
+  const int64_t qkvo_params = 4 * spec.d_model * spec.qkv_dim;
+  o.learned = projection == "learned" || (projection == "auto" && 10 * e_params <= qkvo_params);
   return o;
 }
 
 std::shared_ptr<lra::Mixer> create(const lra::MixerSpec& spec, const lra::ParamReader& r) {
-  return std::make_shared<LinformerAttention>(spec, read_options(r));
+  return std::make_shared<LinformerAttention>(spec, read_options(r, spec));
 }
 
 }  // namespace

@@ -29,14 +29,14 @@ int64_t parameter_count(lra::Mixer& m) {
 }  // namespace
 
 TEST(Linformer, ShapesFiniteAndGradients) {
-  auto m = make_mixer("linformer", small_spec());
+  auto m = make_mixer("linformer", small_spec(), {{"projection", std::string("learned")}});
   EXPECT_TRUE(shapes_finite_and_grads(*m, 2, 40, 32));
   auto m2 = make_mixer("linformer", small_spec(), {{"share_kv", false}, {"projection", std::string("fixed")}});
   EXPECT_TRUE(shapes_finite_and_grads(*m2, 2, 64, 32));
 }
 
 TEST(Linformer, LearnedProjectionReceivesGradient) {
-  auto m = make_mixer("linformer", small_spec(), {{"share_kv", false}});
+  auto m = make_mixer("linformer", small_spec(), {{"projection", std::string("learned")}, {"share_kv", false}});
   auto x = random_input(2, 40, 32);
   m->forward(x, lengths_mask(40, {40, 25})).pow(2).sum().backward();
   for (const char* name : {"E", "F"}) {
@@ -51,7 +51,7 @@ TEST(Linformer, LearnedProjectionReceivesGradient) {
 // k = L and E = identity: the projected keys/values are the keys/values themselves.
 TEST(Linformer, IdentityProjectionEqualsSoftmaxAttention) {
   for (bool share : {true, false}) {
-    auto m = make_mixer("linformer", small_spec(32, 4, 48), {{"k", int64_t{48}}, {"share_kv", share}});
+    auto m = make_mixer("linformer", small_spec(32, 4, 48), {{"projection", std::string("learned")}, {"k", int64_t{48}}, {"share_kv", share}});
     set_identity(*m, "E");
     if (!share) set_identity(*m, "F");
     auto x = random_input(3, 48, 32);
@@ -71,7 +71,7 @@ TEST(Linformer, PaddingInvariant) {
 // positions the output of the same tokens fed alone, without padding.
 TEST(Linformer, PaddedRowEqualsTheRowAlone) {
   ASSERT_TRUE(mixer_capabilities("linformer") & LRA_CAP_PADDING_MASK);
-  auto m = make_mixer("linformer", small_spec());
+  auto m = make_mixer("linformer", small_spec(), {{"projection", std::string("learned")}});
   const int64_t L = 60;
   const std::vector<int64_t> lengths = {60, 33, 9};
   auto x = random_input(3, L, 32);
@@ -87,8 +87,8 @@ TEST(Linformer, PaddedRowEqualsTheRowAlone) {
 TEST(Linformer, ParameterCountPerOption) {
   const auto spec = small_spec(32, 4, 64);
   const int64_t qkvo = 4 * 32 * 32;
-  EXPECT_EQ(parameter_count(*make_mixer("linformer", spec)), qkvo + 16 * 64);
-  EXPECT_EQ(parameter_count(*make_mixer("linformer", spec, {{"share_kv", false}})), qkvo + 2 * 16 * 64);
+  EXPECT_EQ(parameter_count(*make_mixer("linformer", spec, {{"projection", std::string("learned")}})), qkvo + 16 * 64);
+  EXPECT_EQ(parameter_count(*make_mixer("linformer", spec, {{"projection", std::string("learned")}, {"share_kv", false}})), qkvo + 2 * 16 * 64);
   auto fixed = make_mixer("linformer", spec, {{"share_kv", false}, {"projection", std::string("fixed")}});
   EXPECT_EQ(parameter_count(*fixed), qkvo);
   EXPECT_EQ(tensor_named(*fixed, "F").sizes(), torch::IntArrayRef({16, 64}));
@@ -97,7 +97,7 @@ TEST(Linformer, ParameterCountPerOption) {
 TEST(Linformer, AttentionDropoutOnlyInTraining) {
   auto spec = small_spec();
   spec.attention_dropout = 0.5;
-  auto m = make_mixer("linformer", spec);
+  auto m = make_mixer("linformer", spec, {{"projection", std::string("learned")}});
   auto x = random_input(2, 40, 32);
   auto mask = lengths_mask(40, {40, 40});
   torch::NoGradGuard g;
@@ -117,4 +117,14 @@ TEST(Linformer, RejectsBadOptionsAndLongInputs) {
 TEST(Linformer, RefusesCausal) {
   EXPECT_FALSE(mixer_capabilities("linformer") & LRA_CAP_CAUSAL);
   EXPECT_THROW(make_mixer("linformer", small_spec(32, 4, 64, true)), lra::Error);
+}
+
+TEST(Linformer, AutoProjectionKeepsEveryTaskWithinBudget) {
+  // ListOps layer (d 512, qkv 512, 2001 positions): E (32k) is < 10% of Q/K/V/O (1M): learned, as LRA.
+  lra::MixerSpec listops = small_spec(512, 8, 2001);
+  EXPECT_EQ(parameter_count(*make_mixer("linformer", listops)), 4 * 512 * 512 + 16 * 2001);
+  // Pathfinder layer (d 32, qkv 16, 1024 positions): a learned E (16k) would dwarf Q/K/V/O (2k): fixed.
+  lra::MixerSpec pathfinder = small_spec(32, 4, 1024);
+  pathfinder.qkv_dim = 16;
+  EXPECT_EQ(parameter_count(*make_mixer("linformer", pathfinder)), 4 * 32 * 16);
 }
