@@ -16,26 +16,16 @@ lra::Params opts(int64_t block, int64_t rand_blocks = 3) {
   return {{"block_size", block}, {"num_rand_blocks", rand_blocks}};
 }
 
-torch::Tensor param(lra::Mixer& m, const std::string& name) {
-  for (const auto& p : m.named_parameters())
-    if (p.key() == name) return p.value();
-  throw std::runtime_error("no parameter " + name);
-}
-
-// Softmax attention with the mixer's projections, keys limited to `allowed` [B, H, L, L].
+// Softmax attention with the mixer's projections, keys limited to `allowed` [B, H, L, L]
+// (a pattern per example and head; the harness's dense_pattern_reference takes one [L, L]).
 torch::Tensor restricted_reference(lra::Mixer& m, const torch::Tensor& x, const torch::Tensor& mask, int64_t heads,
                                    const torch::Tensor& allowed) {
-  auto q = lra::ops::split_heads(torch::matmul(x, param(m, "proj.q.weight").t()), heads);
-  auto k = lra::ops::split_heads(torch::matmul(x, param(m, "proj.k.weight").t()), heads);
-  auto v = lra::ops::split_heads(torch::matmul(x, param(m, "proj.v.weight").t()), heads);
+  auto q = lra::ops::split_heads(torch::matmul(x, weight(m, "proj.q.weight").t()), heads);
+  auto k = lra::ops::split_heads(torch::matmul(x, weight(m, "proj.k.weight").t()), heads);
+  auto v = lra::ops::split_heads(torch::matmul(x, weight(m, "proj.v.weight").t()), heads);
   auto extra = torch::zeros(allowed.sizes()).masked_fill(allowed.logical_not(), lra::ops::kMaskedLogit);
   auto out = lra::ops::softmax_attention(q, k, v, mask, false, 0.0, false, nullptr, extra);
-  return torch::matmul(lra::ops::merge_heads(out), param(m, "proj.o.weight").t());
-}
-
-// Max difference over real (unpadded) positions only.
-double real_diff(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& mask) {
-  return (a - b).abs().masked_select(mask.unsqueeze(-1).expand_as(a)).max().item<double>();
+  return torch::matmul(lra::ops::merge_heads(out), weight(m, "proj.o.weight").t());
 }
 
 // [H, nb, nb] bool: which key blocks each query block of example 0 reads.
@@ -86,7 +76,7 @@ TEST(BigBird, SparseRowsEqualSoftmaxOverTheirPattern) {
   auto y = m->forward(x, mask);
   auto p = m->last_attention();
   ASSERT_EQ(p.sizes(), torch::IntArrayRef({3, 4, 117, 117}));
-  EXPECT_LT(real_diff(y, restricted_reference(*m, x, mask, 4, p.gt(0)), mask), 1e-5);
+  EXPECT_LT(max_diff_real(y, restricted_reference(*m, x, mask, 4, p.gt(0)), mask), 1e-5);
   auto row_sums = p.sum(-1).masked_select(mask.view({3, 1, 117}).expand({3, 4, 117}));
   EXPECT_LT((row_sums - 1).abs().max().item<double>(), 1e-5) << "each real query's weights sum to 1";
 }

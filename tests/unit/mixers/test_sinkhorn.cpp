@@ -16,29 +16,24 @@ lra::Params opts(int64_t block, int64_t iters = 0, double temperature = 1.0) {
   return {{"block_size", block}, {"sinkhorn_iters", iters}, {"temperature", temperature}};
 }
 
-torch::Tensor param(lra::Mixer& m, const std::string& name) {
-  for (const auto& p : m.named_parameters())
-    if (p.key() == name) return p.value();
-  throw std::runtime_error("no parameter " + name);
-}
-
-// Softmax attention with the mixer's projections, keys limited to `allowed` [B, H, L, L].
+// Softmax attention with the mixer's projections, keys limited to `allowed` [B, H, L, L]
+// (a pattern per example and head; the harness's dense_pattern_reference takes one [L, L]).
 torch::Tensor restricted_reference(lra::Mixer& m, const torch::Tensor& x, int64_t heads, const torch::Tensor& allowed) {
-  auto q = lra::ops::split_heads(torch::matmul(x, param(m, "proj.q.weight").t()), heads);
-  auto k = lra::ops::split_heads(torch::matmul(x, param(m, "proj.k.weight").t()), heads);
-  auto v = lra::ops::split_heads(torch::matmul(x, param(m, "proj.v.weight").t()), heads);
+  auto q = lra::ops::split_heads(torch::matmul(x, weight(m, "proj.q.weight").t()), heads);
+  auto k = lra::ops::split_heads(torch::matmul(x, weight(m, "proj.k.weight").t()), heads);
+  auto v = lra::ops::split_heads(torch::matmul(x, weight(m, "proj.v.weight").t()), heads);
   auto extra = torch::zeros(allowed.sizes()).masked_fill(allowed.logical_not(), lra::ops::kMaskedLogit);
   auto out = lra::ops::softmax_attention(q, k, v, {}, false, 0.0, false, nullptr, extra);
-  return torch::matmul(lra::ops::merge_heads(out), param(m, "proj.o.weight").t());
+  return torch::matmul(lra::ops::merge_heads(out), weight(m, "proj.o.weight").t());
 }
 
 // SortNet scores [B, H, destination, source] for unpadded x, from the definition:
 // source block j's mean key (per head) through the sort_net layer, output i.
 torch::Tensor sort_scores(lra::Mixer& m, const torch::Tensor& x, int64_t heads, int64_t block) {
-  auto k = lra::ops::split_heads(torch::matmul(x, param(m, "proj.k.weight").t()), heads);  // [B, H, L, dh]
+  auto k = lra::ops::split_heads(torch::matmul(x, weight(m, "proj.k.weight").t()), heads);  // [B, H, L, dh]
   const int64_t nb = x.size(1) / block;
   auto summary = k.reshape({k.size(0), heads, nb, block, k.size(3)}).mean(3);
-  auto s = torch::matmul(summary, param(m, "sort_net.weight").t()) + param(m, "sort_net.bias");
+  auto s = torch::matmul(summary, weight(m, "sort_net.weight").t()) + weight(m, "sort_net.bias");
   return s.narrow(-1, 0, nb).transpose(-1, -2);
 }
 
@@ -64,7 +59,7 @@ TEST(Sinkhorn, SortNetworkReceivesGradient) {
   auto m = make_mixer("sinkhorn", small_spec(32, 4, 128), opts(8, 3));
   auto x = random_input(2, 100, 32);
   m->forward(x, lengths_mask(100, {100, 57})).pow(2).sum().backward();
-  auto g = param(*m, "sort_net.weight").grad();
+  auto g = weight(*m, "sort_net.weight").grad();
   ASSERT_TRUE(g.defined());
   EXPECT_GT(g.abs().sum().item<double>(), 0.0) << "the sort must influence the output";
 }
@@ -84,7 +79,7 @@ TEST(Sinkhorn, HardSortReadsOwnBlockAndTheChosenBlock) {
   auto m = make_mixer("sinkhorn", small_spec(32, 4, L), opts(block, 0, 1e-5));
   {
     torch::NoGradGuard g;
-    param(*m, "sort_net.weight").mul_(10);  // spread the scores so the choice is clear-cut
+    weight(*m, "sort_net.weight").mul_(10);  // spread the scores so the choice is clear-cut
   }
   auto x = random_input(2, L, 32);
   torch::NoGradGuard g;
@@ -116,7 +111,7 @@ TEST(Sinkhorn, SinkhornRoundsFollowTheDefinition) {
   auto p = log_p.exp();
   EXPECT_LT((p.sum(-2) - 1).abs().max().item<double>(), 0.05) << "close to doubly stochastic after 7 rounds";
 
-  auto proj = [&](const char* w) { return lra::ops::split_heads(torch::matmul(x, param(*m, w).t()), 4); };
+  auto proj = [&](const char* w) { return lra::ops::split_heads(torch::matmul(x, weight(*m, w).t()), 4); };
   auto q = proj("proj.q.weight"), k = proj("proj.k.weight"), v = proj("proj.v.weight");  // [B, H, L, dh]
   auto kb = k.reshape({2, 4, nb, block * 8}), vb = v.reshape({2, 4, nb, block * 8});
   auto sorted_k = torch::matmul(p, kb).view({2, 4, L, 8}), sorted_v = torch::matmul(p, vb).view({2, 4, L, 8});
@@ -126,7 +121,7 @@ TEST(Sinkhorn, SinkhornRoundsFollowTheDefinition) {
     auto keys = torch::cat({part(k), part(sorted_k)}, 2), values = torch::cat({part(v), part(sorted_v)}, 2);
     outs.push_back(lra::ops::softmax_attention(part(q), keys, values, {}, false, 0.0, false));
   }
-  auto expected = torch::matmul(lra::ops::merge_heads(torch::cat(outs, 2)), param(*m, "proj.o.weight").t());
+  auto expected = torch::matmul(lra::ops::merge_heads(torch::cat(outs, 2)), weight(*m, "proj.o.weight").t());
   EXPECT_LT(max_abs_diff(m->forward(x, lengths_mask(L, {L, L})), expected), 1e-5);
 }
 
