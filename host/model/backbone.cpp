@@ -40,11 +40,7 @@ class ReferenceAttention final : public lra::Mixer {
       : heads_(s.heads), causal_(s.causal), dropout_(s.attention_dropout),
         proj_(register_module("proj", lra::QKVO(s.d_model, s.qkv_dim))) {}
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask) override {
-    auto q = lra::ops::split_heads(proj_->q(x), heads_);
-    auto k = lra::ops::split_heads(proj_->k(x), heads_);
-    auto v = lra::ops::split_heads(proj_->v(x), heads_);
-    auto out = lra::ops::softmax_attention(q, k, v, mask, causal_, dropout_, is_training());
-    return proj_->o(lra::ops::merge_heads(out));
+    return lra::ops::multi_head_attention(*proj_, x, mask, heads_, causal_, dropout_, is_training());
   }
 
  private:

@@ -13,14 +13,8 @@ class SoftmaxAttention final : public lra::Mixer {
         proj_(register_module("proj", lra::QKVO(spec.d_model, spec.qkv_dim))) {}
 
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask) override {
-    auto q = lra::ops::split_heads(proj_->q(x), heads_);
-    auto k = lra::ops::split_heads(proj_->k(x), heads_);
-    auto v = lra::ops::split_heads(proj_->v(x), heads_);
-    torch::Tensor probs;
-    auto out = lra::ops::softmax_attention(q, k, v, mask, causal_, dropout_, is_training(),
-                                           record_attention_ ? &probs : nullptr);
-    if (record_attention_) last_attention_ = probs;
-    return proj_->o(lra::ops::merge_heads(out));
+    return lra::ops::multi_head_attention(*proj_, x, mask, heads_, causal_, dropout_, is_training(),
+                                          record_attention_ ? &last_attention_ : nullptr);
   }
 
  private:

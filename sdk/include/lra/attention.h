@@ -90,5 +90,19 @@ class QKVOImpl : public torch::nn::Module {
 };
 TORCH_MODULE(QKVO);
 
+namespace ops {
+
+// Full multi-head softmax attention of x through the projections p: the
+// `transformer` mixer, and the reference the host budgets against.
+inline at::Tensor multi_head_attention(QKVOImpl& p, const at::Tensor& x, const at::Tensor& key_mask, int64_t heads,
+                                       bool causal, double dropout_p, bool training, at::Tensor* probs_out = nullptr) {
+  auto q = split_heads(p.q(x), heads);
+  auto k = split_heads(p.k(x), heads);
+  auto v = split_heads(p.v(x), heads);
+  return p.o(merge_heads(softmax_attention(q, k, v, key_mask, causal, dropout_p, training, probs_out)));
+}
+
+}  // namespace ops
+
 }  // namespace v1
 }  // namespace lra
