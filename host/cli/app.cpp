@@ -49,6 +49,36 @@ int run_cli(int argc, char** argv) {
   c->add_option("--data-dir", check_dir, "Directory holding the dataset")->required();
   c->add_option("--threads", check_threads, "Threads (0 = all cores)");
 
+  ForgetArgs fg;
+  auto* f = app.add_subcommand("forget", "Forgetting curve: train a causal LM around a mixer (or load a TorchScript "
+                                         "LM) and measure how far back it copies its context");
+  f->add_option("--plugin", fg.plugin, "Mixer plugin (NAME or PATH) to train in the manifest's causal LM");
+  f->add_option("--torchscript", fg.torchscript, "A causal LM saved as TorchScript: forward(ids [1,T]) -> logits [1,T,V]");
+  f->add_option("--compare", fg.compare, "forgetting.json files to overlay in one plot (compare.svg)");
+  f->add_option("--out", fg.out, "Output directory")->required();
+  f->add_option("--preset", fg.preset, "official (forgetting-v1) or smoke (CPU-sized)")
+      ->check(CLI::IsMember({"official", "smoke"}));
+  f->add_option("--manifest", fg.manifest, "A forgetting manifest file instead of the preset (open division)");
+  f->add_option("--set", fg.sets, "KEY=VALUE manifest override (open division) or mixer.OPTION=VALUE");
+  f->add_option("--corpus", fg.corpus, "Text FILE or DIR of .txt files (default: the Brown corpus)");
+  f->add_option("--ids", fg.ids_file, "--torchscript only: evaluation text as raw little-endian int32 token ids");
+  f->add_option("--bos", fg.bos, "--torchscript only: the separator id ([bos] S [bos] S [eos])");
+  f->add_option("--eos", fg.eos, "--torchscript only: the end id");
+  f->add_option("--train-len", fg.train_len, "--torchscript only: the model's training length (reference lines)");
+  f->add_option("--max-len", fg.max_len, "Longest tested length L (default: the manifest's data.test_max_length)");
+  f->add_option("--granularity", fg.granularity, "Number of tested lengths (default: the manifest's)");
+  f->add_option("--granularity-type", fg.granularity_type, "linear or log spacing of the lengths")
+      ->check(CLI::IsMember({"linear", "log"}));
+  f->add_option("--repeats", fg.repeats, "Samples per length (default: the manifest's)");
+  f->add_option("--seed", fg.seed, "Sampling seed (default: the manifest's data.sample_seed)");
+  f->add_option("--batch-tokens", fg.batch_tokens, "Tokens per forward pass while measuring (default 65536)")
+      ->check(CLI::NonNegativeNumber);
+  f->add_option("--title", fg.title, "--compare only: plot title");
+  f->add_flag("--log-x", fg.log_x, "Logarithmic length axis in the plots");
+  f->add_flag("--fp32", fg.fp32, "On CUDA, train and measure in float32 instead of bfloat16 autocast");
+  f->add_option("--device", fg.device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  f->add_option("--threads", fg.threads, "CPU threads (0 = all cores)");
+
   std::string inspect_target;
   auto* in = app.add_subcommand("inspect", "Show a plugin's descriptor, build facts, compatibility and options");
   in->add_option("plugin", inspect_target, "PATH to a .so or a plugin NAME")->required();
@@ -69,6 +99,10 @@ int run_cli(int argc, char** argv) {
   if (*r) {
     run.command_line.assign(argv, argv + argc);
     return run_command(run);
+  }
+  if (*f) {
+    fg.command_line.assign(argv, argv + argc);
+    return forget_command(fg);
   }
   if (*g) return data_generate_command(gen);
   if (*c) return data_check_command(check_task, check_dir, check_threads);

@@ -22,6 +22,7 @@
 #include "cli/commands.h"
 #include "cli/mixer_options.h"
 #include "cli/paper_table.h"
+#include "cli/run_support.h"
 #include "common/build_info.h"
 #include "common/sha256.h"
 #include "data/task_data.h"
@@ -36,47 +37,6 @@
 
 namespace lra::host {
 namespace {
-
-std::string utc_now(const char* fmt = "%Y-%m-%dT%H:%M:%SZ") {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, fmt, &tm);
-  return buf;
-}
-
-nlohmann::json params_json(const lra::Params& p) {
-  auto j = nlohmann::json::object();
-  for (const auto& [k, v] : p) std::visit([&, key = k](const auto& x) { j[key] = x; }, v);
-  return j;
-}
-
-int64_t peak_rss_bytes() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<int64_t>(u.ru_maxrss) * 1024;  // Linux reports KiB
-}
-
-torch::Device pick_device(const std::string& want) {
-  if (want == "cpu") return torch::kCPU;
-  if (want == "cuda") {
-    if (!torch::cuda::is_available())
-      throw Error(ErrorKind::usage, "--device cuda: this lrahost was built against a LibTorch without CUDA or no GPU is "
-                                    "visible; use --device cpu or auto");
-    return torch::kCUDA;
-  }
-  return torch::cuda::is_available() ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
-}
-
-std::shared_ptr<spdlog::logger> make_logger() {
-  auto console = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
-  console->set_pattern("[%H:%M:%S] %v");
-  auto log = std::make_shared<spdlog::logger>("lrahost", console);
-  log->set_level(spdlog::level::info);
-  log->flush_on(spdlog::level::info);  // run.log must be current while a long run is going
-  return log;
-}
 
 // A task is named, never a path: an unknown name is a usage error (exit 2).
 const LoadedPlugin& open_task(const std::string& name) {
@@ -140,13 +100,7 @@ int run_command(const RunArgs& a) {
   const int64_t reference_params = count_parameters(*Classifier(spec, make_reference_attention));
   const ParamBudget budget = compute_param_budget(reference_params, manifest.rules.param_budget_ratio);
   torch::manual_seed(manifest.train.seed);
-  auto make_mixer = [&](const lra::MixerSpec& ms) {
-    std::shared_ptr<lra::Mixer> m;
-    if (auto st = mixer.mixer().create(ms, mixer_options, &m); !st.ok())
-      throw Error(st.kind == ErrorKind::internal ? ErrorKind::plugin : st.kind,
-                  "plugin '" + mixer.descriptor.name + "' could not build its mixer: " + st.message);
-    return m;
-  };
+  const MixerFactory make_mixer = plugin_mixer_factory(mixer, mixer_options);
   Classifier model(spec, make_mixer);
   const int64_t total_params = count_parameters(*model);
   log->info("model: {} parameters ({} in the mixers); reference Transformer {}; budget {}", with_commas(total_params),

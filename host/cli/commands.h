@@ -29,6 +29,22 @@ struct GenerateArgs {
 int data_generate_command(const GenerateArgs& args);
 int data_check_command(const std::string& task, const std::string& data_dir, int threads);
 
+struct ForgetArgs {
+  std::optional<std::string> plugin, torchscript;  // exactly one of these or compare
+  std::vector<std::string> compare;                // forgetting.json files to overlay
+  std::string preset = "official";
+  std::optional<std::string> manifest, corpus, ids_file, title;
+  std::vector<std::string> sets;
+  std::optional<int64_t> bos, eos, train_len, max_len, granularity, repeats, seed;
+  std::optional<std::string> granularity_type;
+  std::string out, device = "auto";
+  int threads = 0;
+  int64_t batch_tokens = 0;  // 0 = the default token budget per forward pass
+  bool log_x = false, fp32 = false;
+  std::vector<std::string> command_line;
+};
+int forget_command(const ForgetArgs& args);
+
 int inspect_command(const std::string& plugin);
 int plugins_command();
 int verify_command(const std::vector<std::string>& paths);

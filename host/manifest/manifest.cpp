@@ -154,11 +154,13 @@ struct FieldDef {
   const char* key;
   Kind kind;
   void (*set)(Manifest&, const Typed&);
+  bool optional = false;  // absent = the TrainConfig/ModelConfig default (keys added after v1's first release)
 };
 
 #define LRA_INT(sec, k) {#k, Kind::integer, [](Manifest& m, const Typed& t) { m.sec.k = t.i; }}
 #define LRA_NUM(sec, k) {#k, Kind::number, [](Manifest& m, const Typed& t) { m.sec.k = t.d; }}
 #define LRA_STR(sec, k) {#k, Kind::string, [](Manifest& m, const Typed& t) { m.sec.k = t.s; }}
+#define LRA_INT_OPTIONAL(sec, k) {#k, Kind::integer, [](Manifest& m, const Typed& t) { m.sec.k = t.i; }, true}
 
 const std::vector<FieldDef>& model_fields() {
   static const std::vector<FieldDef> f = {
@@ -178,6 +180,7 @@ const std::vector<FieldDef>& train_fields() {
       LRA_STR(train, schedule),
       LRA_INT(train, warmup),
       LRA_INT(train, steps_per_cycle),
+      LRA_INT_OPTIONAL(train, decay_steps),
       LRA_NUM(train, weight_decay),
       {"betas", Kind::pair,
        [](Manifest& m, const Typed& t) {
@@ -202,6 +205,7 @@ const std::vector<FieldDef>& rules_fields() {
 #undef LRA_INT
 #undef LRA_NUM
 #undef LRA_STR
+#undef LRA_INT_OPTIONAL
 
 std::vector<std::string> key_names(const std::vector<FieldDef>& defs) {
   std::vector<std::string> out;
@@ -329,6 +333,7 @@ void read_section(Manifest& m, const toml::table& tbl, const std::string& sectio
   for (const auto& d : defs) {
     const std::string dotted = section + "." + d.key;
     const toml::node* n = tbl.get(d.key);
+    if (!n && d.optional) continue;
     if (!n) {
       fail(ErrorKind::rules, ctx.label + ": missing key '" + dotted + "' in [" + section +
                                  "] (expected " + expected(d.kind) + ")");
@@ -401,8 +406,22 @@ void validate_impl(const Manifest& m, const Ctx& ctx) {
         "must be divisible by model.heads = " + std::to_string(md.heads));
   unit_interval("model.dropout", md.dropout);
   unit_interval("model.attention_dropout", md.attention_dropout);
-  one_of("model.pooling", md.pooling, {"cls", "mean", "first"});
-  one_of("model.positions", md.positions, {"sinusoidal", "learned"});
+  one_of("model.pooling", md.pooling, {"cls", "mean", "first", "none"});
+  one_of("model.positions", md.positions, {"sinusoidal", "learned", "rotary"});
+  // The causal LM of the forgetting curve has no pooling and gets its
+  // positions from the mixers (rotary); the LRA classifier needs both.
+  const bool lm = m.task == kForgettingTask;
+  if (lm && md.pooling != "none")
+    bad("model.pooling", quote(md.pooling), "task \"forgetting\" trains a causal language model: expected \"none\"");
+  if (lm && md.positions != "rotary")
+    bad("model.positions", quote(md.positions),
+        "task \"forgetting\" gives positions through the mixers: expected \"rotary\"");
+  if (!lm && md.pooling == "none")
+    bad("model.pooling", "\"none\"", "only task \"forgetting\" (a causal LM) has no pooling; expected one of cls, mean, first");
+  if (!lm && md.positions == "rotary")
+    bad("model.positions", "\"rotary\"", "rotary positions are for task \"forgetting\"; expected one of sinusoidal, learned");
+  if (md.positions == "rotary" && (md.qkv_dim / md.heads) % 2 != 0)
+    bad("model.qkv_dim", std::to_string(md.qkv_dim), "rotary positions need an even width per head (qkv_dim / heads)");
 
   // [train]
   const TrainConfig& t = m.train;
@@ -428,6 +447,15 @@ void validate_impl(const Manifest& m, const Ctx& ctx) {
     }
   }
   positive("train.steps_per_cycle", t.steps_per_cycle);
+  if (t.decay_steps < 0) bad("train.decay_steps", std::to_string(t.decay_steps), "expected an integer >= 0");
+  if (std::find(factors->begin(), factors->end(), LrFactor::wsd) != factors->end()) {
+    if (t.decay_steps <= 0)
+      bad("train.decay_steps", std::to_string(t.decay_steps),
+          "must be positive because train.schedule uses wsd (the length of its decay phase)");
+    else if (t.warmup + t.decay_steps > t.steps)
+      bad("train.decay_steps", std::to_string(t.decay_steps),
+          "warmup + decay_steps must not exceed train.steps = " + std::to_string(t.steps));
+  }
   finite("train.weight_decay", t.weight_decay);
   if (t.weight_decay < 0.0)
     bad("train.weight_decay", fmt_double(t.weight_decay), "expected a number >= 0");
@@ -667,6 +695,7 @@ nlohmann::json to_json(const Manifest& m) {
         {"schedule", t.schedule},
         {"warmup", t.warmup},
         {"steps_per_cycle", t.steps_per_cycle},
+        {"decay_steps", t.decay_steps},
         {"weight_decay", t.weight_decay},
         {"betas", json::array({t.beta1, t.beta2})},
         {"eps", t.eps},

@@ -4,7 +4,7 @@
 // are a contract (docs/ARCHITECTURE §9):
 //   [model]  layers d_model heads qkv_dim ffn_dim dropout attention_dropout
 //            pooling positions max_len
-//   [train]  steps batch_size lr schedule warmup steps_per_cycle weight_decay
+//   [train]  steps batch_size lr schedule warmup steps_per_cycle (decay_steps) weight_decay
 //            betas eps grad_clip eval_every checkpoint_every seed eval_batch_size
 //   [data]   free-form scalars, validated by the task plugin
 //   [rules]  param_budget_ratio
@@ -28,12 +28,15 @@
 namespace lra::host {
 
 inline constexpr const char* kManifestSchema = "lrahost.manifest/v1";
+// The host-side task of `lrahost forget` (a causal LM, not a task plugin).
+inline constexpr const char* kForgettingTask = "forgetting";
 
 struct ModelConfig {
   int64_t layers = 0, d_model = 0, heads = 0, qkv_dim = 0, ffn_dim = 0;
   double dropout = 0.0, attention_dropout = 0.0;
   std::string pooling;    // "cls" (inserted CLS token) | "mean" (over real tokens) | "first" (first token, no CLS)
-  std::string positions;  // "sinusoidal" | "learned"
+                          // | "none" (task "forgetting": a causal LM)
+  std::string positions;  // "sinusoidal" | "learned" | "rotary" (task "forgetting": inside the mixers)
   int64_t max_len = 0;    // tokens, without the CLS position the host adds for cls pooling
 };
 
@@ -42,6 +45,7 @@ struct TrainConfig {
   double lr = 0.0;         // the schedule's `constant` factor (not the peak with rsqrt_decay)
   std::string schedule;    // "*"-separated factors, see manifest/schedule.h
   int64_t warmup = 0, steps_per_cycle = 0;
+  int64_t decay_steps = 0; // wsd only: length of the final decay phase (optional key, default 0)
   double weight_decay = 0.0;
   double beta1 = 0.0, beta2 = 0.0, eps = 0.0;  // manifest key: betas = [beta1, beta2]
   double grad_clip = 0.0;  // global L2 norm; 0 = off

@@ -12,6 +12,7 @@ namespace {
 
 constexpr std::string_view kOfficialDir = "lra-v1/";
 constexpr std::string_view kSmokeDir = "smoke/";
+constexpr std::string_view kForgettingDir = "forgetting-v1/";
 constexpr std::string_view kExt = ".toml";
 
 std::string join(const std::vector<std::string>& v) {
@@ -41,6 +42,8 @@ const std::vector<std::string>& preset_names() {
 }
 
 std::string preset_file(const std::string& task, const std::string& preset) {
+  // The forgetting curve's official manifest is versioned on its own.
+  if (task == kForgettingTask && preset == "official") return std::string(kForgettingDir) + task + std::string(kExt);
   return std::string(preset_dir(preset)) + task + std::string(kExt);
 }
 
@@ -100,7 +103,7 @@ Manifest load_manifest_file(const std::string& path) {
 }
 
 const EmbeddedFile* find_official(const std::string& task) {
-  return find_embedded(std::string(kOfficialDir) + task + std::string(kExt));
+  return find_embedded(preset_file(task, "official"));
 }
 
 bool is_official_text(const std::string& task, std::string_view text) {

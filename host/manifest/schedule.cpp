@@ -35,7 +35,7 @@ struct ParseCache {
 const std::vector<std::string>& lr_factor_names() {
   static const std::vector<std::string> names = {
       "constant",    "linear_warmup", "rsqrt_decay", "rsqrt_normalized_decay",
-      "decay_every", "cosine_decay"};
+      "decay_every", "cosine_decay",  "wsd"};
   return names;
 }
 
@@ -61,13 +61,15 @@ std::optional<std::vector<LrFactor>> parse_lr_factors(std::string_view spec, std
 
 bool factor_needs_warmup(LrFactor f) {
   return f == LrFactor::linear_warmup || f == LrFactor::rsqrt_decay ||
-         f == LrFactor::rsqrt_normalized_decay;
+         f == LrFactor::rsqrt_normalized_decay || f == LrFactor::wsd;
 }
 
 LrSchedule::LrSchedule(const TrainConfig& cfg)
     : base_(cfg.lr),
       warmup_(static_cast<double>(cfg.warmup)),
-      steps_per_cycle_(static_cast<double>(cfg.steps_per_cycle)) {
+      steps_per_cycle_(static_cast<double>(cfg.steps_per_cycle)),
+      steps_(static_cast<double>(cfg.steps)),
+      decay_steps_(static_cast<double>(cfg.decay_steps)) {
   std::string bad;
   auto f = parse_lr_factors(cfg.schedule, &bad);
   if (!f) {
@@ -79,8 +81,15 @@ LrSchedule::LrSchedule(const TrainConfig& cfg)
 
 namespace {
 
+double wsd_factor(double s, double warmup, double steps, double decay) {
+  const double stable_end = steps - decay;  // W + S
+  if (s < warmup) return 1.0 / warmup + (1.0 - 1.0 / warmup) * s / warmup;
+  if (s < stable_end) return 1.0;
+  return 1.0 - (1.0 - 1.0 / decay) * (s - stable_end) / decay;
+}
+
 double evaluate(const std::vector<LrFactor>& factors, double base, double warmup,
-                double steps_per_cycle, int64_t step) {
+                double steps_per_cycle, double steps, double decay_steps, int64_t step) {
   if (step < 0) {
     throw Error(ErrorKind::internal,
                 "learning rate requested for negative update counter " + std::to_string(step));
@@ -111,6 +120,9 @@ double evaluate(const std::vector<LrFactor>& factors, double base, double warmup
         ret *= std::max(0.0, 0.5 * (1.0 + std::cos(kPi * std::fmod(progress, 1.0))));
         break;
       }
+      case LrFactor::wsd:
+        ret *= wsd_factor(s, warmup, steps, decay_steps);
+        break;
     }
   }
   return ret;
@@ -119,7 +131,7 @@ double evaluate(const std::vector<LrFactor>& factors, double base, double warmup
 }  // namespace
 
 double LrSchedule::operator()(int64_t step) const {
-  return evaluate(factors_, base_, warmup_, steps_per_cycle_, step);
+  return evaluate(factors_, base_, warmup_, steps_per_cycle_, steps_, decay_steps_, step);
 }
 
 double learning_rate(const TrainConfig& cfg, int64_t s) {
@@ -132,7 +144,8 @@ double learning_rate(const TrainConfig& cfg, int64_t s) {
     cache.valid = true;
   }
   return evaluate(cache.factors, cfg.lr, static_cast<double>(cfg.warmup),
-                  static_cast<double>(cfg.steps_per_cycle), s);
+                  static_cast<double>(cfg.steps_per_cycle), static_cast<double>(cfg.steps),
+                  static_cast<double>(cfg.decay_steps), s);
 }
 
 }  // namespace lra::host

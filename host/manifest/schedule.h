@@ -11,6 +11,11 @@
 //   rsqrt_normalized_decay  sqrt(W) / sqrt(max(s, W))
 //   decay_every             0.5 ^ floor(s / 20000)
 //   cosine_decay            max(0, 0.5 * (1 + cos(pi * (p mod 1)))), p = max(0, (s - W) / C)
+//   wsd                     warmup-stable-decay (MiniCPM; forgetting-curve reference §12) with
+//                           T = train.steps, D = train.decay_steps, S = T - W - D:
+//                             s < W:        1/W + (1 - 1/W) * s / W
+//                             s < W + S:    1
+//                             otherwise:    1 - (1 - 1/D) * (s - W - S) / D   (1/D at s = T)
 // Factors may repeat (each occurrence multiplies again), as in the reference.
 #pragma once
 
@@ -31,6 +36,7 @@ enum class LrFactor {
   rsqrt_normalized_decay,
   decay_every,
   cosine_decay,
+  wsd,
 };
 
 // Reference defaults of decay_every (LRA never uses the factor).
@@ -63,6 +69,8 @@ class LrSchedule {
   double base_;
   double warmup_;
   double steps_per_cycle_;
+  double steps_;
+  double decay_steps_;
 };
 
 // One-off evaluation (parses cfg.schedule on every call; hold an

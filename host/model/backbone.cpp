@@ -37,16 +37,18 @@ torch::nn::Linear head_dense(int64_t in, int64_t out) {
 class ReferenceAttention final : public lra::Mixer {
  public:
   explicit ReferenceAttention(const lra::MixerSpec& s)
-      : heads_(s.heads), causal_(s.causal), dropout_(s.attention_dropout),
+      : heads_(s.heads), causal_(s.causal), dropout_(s.attention_dropout), rotary_base_(s.rotary_base),
         proj_(register_module("proj", lra::QKVO(s.d_model, s.qkv_dim))) {}
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask) override {
-    return lra::ops::multi_head_attention(*proj_, x, mask, heads_, causal_, dropout_, is_training());
+    return lra::ops::multi_head_attention(*proj_, x, mask, heads_, causal_, dropout_, is_training(), nullptr,
+                                          rotary_base_);
   }
 
  private:
   int64_t heads_;
   bool causal_;
   double dropout_;
+  double rotary_base_;
   lra::QKVO proj_;
 };
 

@@ -40,6 +40,7 @@ std::vector<std::string> capability_names(uint32_t caps) {
   if (caps & LRA_CAP_CAUSAL) out.push_back("causal");
   if (caps & LRA_CAP_ATTENTION_PROBS) out.push_back("attention_probs");
   if (caps & LRA_CAP_PADDING_MASK) out.push_back("padding_mask");
+  if (caps & LRA_CAP_ROTARY) out.push_back("rotary");
   return out;
 }
 

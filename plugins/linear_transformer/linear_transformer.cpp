@@ -14,6 +14,7 @@
 #include <ATen/ATen.h>
 #include <lra/attention.h>
 #include <lra/mixer.h>
+#include <lra/rotary.h>
 
 namespace {
 
@@ -33,18 +34,16 @@ at::Tensor pad_seq(const at::Tensor& x, int64_t len) {
   return extra == 0 ? x : at::constant_pad_nd(x, {0, 0, 0, extra});
 }
 
-// fq, fk: [B, H, L, F] features; v: [B, H, L, Dv]. Every key is visible.
-at::Tensor bidirectional(const at::Tensor& fq, const at::Tensor& fk, const at::Tensor& v, double eps) {
-  auto kv = at::matmul(fk.transpose(-2, -1), v);          // [B, H, F, Dv]
-  auto ksum = fk.sum(2).unsqueeze(-1);                    // [B, H, F, 1]
-  return at::matmul(fq, kv) / (at::matmul(fq, ksum) + eps);
+// sum_j (q_i . k_j) v_j over every key j. q, k: [B, H, L, F]; v: [B, H, L, Dv].
+at::Tensor bidirectional_sum(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  return at::matmul(q, at::matmul(k.transpose(-2, -1), v));  // K^T V is [B, H, F, Dv]
 }
 
-// Same sums restricted to keys j <= i. The sequence is cut into chunks of C:
-// inside a chunk the C x C lower-triangular score block is explicit; earlier
-// chunks enter through an exclusive prefix sum of per-chunk K'^T V states.
-// Memory O(L*C + (L/C)*F*Dv): with C near Dv this is O(L*F), never L x L.
-at::Tensor causal(const at::Tensor& fq, const at::Tensor& fk, const at::Tensor& v, double eps, int64_t chunk) {
+// The same sum restricted to keys j <= i. The sequence is cut into chunks of
+// C: inside a chunk the C x C lower-triangular score block is explicit;
+// earlier chunks enter through an exclusive prefix sum of per-chunk K^T V
+// states. Memory O(L*C + (L/C)*F*Dv): with C near Dv this is O(L*F), never L x L.
+at::Tensor causal_sum(const at::Tensor& fq, const at::Tensor& fk, const at::Tensor& v, int64_t chunk) {
   const int64_t B = fq.size(0), H = fq.size(1), L = fq.size(2), F = fq.size(3), Dv = v.size(3);
   const int64_t C = std::min(chunk, L), N = (L + C - 1) / C;
   // Internal padding has zero features, so it adds nothing to any sum.
@@ -52,22 +51,16 @@ at::Tensor causal(const at::Tensor& fq, const at::Tensor& fk, const at::Tensor& 
   auto k = pad_seq(fk, N * C).view({B, H, N, C, F});
   auto vv = pad_seq(v, N * C).view({B, H, N, C, Dv});
 
-  auto scores = at::matmul(q, k.transpose(-2, -1)).tril();   // [B, H, N, C, C], j <= i
-  auto num = at::matmul(scores, vv);
-  auto den = scores.sum(-1, /*keepdim=*/true);
-
+  auto scores = at::matmul(q, k.transpose(-2, -1)).tril();                    // [B, H, N, C, C], j <= i
   auto kv_before = exclusive_cumsum(at::matmul(k.transpose(-2, -1), vv), 2);  // [B, H, N, F, Dv]
-  auto ksum_before = exclusive_cumsum(k.sum(3), 2).unsqueeze(-1);             // [B, H, N, F, 1]
-  num = num + at::matmul(q, kv_before);
-  den = den + at::matmul(q, ksum_before);
-
-  return (num / (den + eps)).view({B, H, N * C, Dv}).narrow(2, 0, L);
+  auto out = at::matmul(scores, vv) + at::matmul(q, kv_before);
+  return out.view({B, H, N * C, Dv}).narrow(2, 0, L);
 }
 
 class LinearAttention final : public lra::Mixer {
  public:
   LinearAttention(const lra::MixerSpec& spec, double eps, int64_t chunk)
-      : heads_(spec.heads), causal_(spec.causal), eps_(eps), chunk_(chunk),
+      : heads_(spec.heads), causal_(spec.causal), eps_(eps), chunk_(chunk), rotary_base_(spec.rotary_base),
         proj_(register_module("proj", lra::QKVO(spec.d_model, spec.qkv_dim))) {}
 
   // spec.attention_dropout is not applied: no attention matrix exists to drop
@@ -78,8 +71,22 @@ class LinearAttention final : public lra::Mixer {
     auto v = lra::ops::split_heads(proj_->v(x), heads_);
     // Padded keys: zero features => zero weight in numerator and denominator.
     if (mask.defined()) fk = fk * mask.to(fk.scalar_type()).unsqueeze(1).unsqueeze(-1);
-    auto out = causal_ ? causal(fq, fk, v, eps_, chunk_) : bidirectional(fq, fk, v, eps_);
-    return proj_->o(lra::ops::merge_heads(out));
+    auto sum = [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& values) {
+      return causal_ ? causal_sum(q, k, values, chunk_) : bidirectional_sum(q, k, values);
+    };
+    at::Tensor num, den;
+    if (rotary_base_ > 0) {
+      // RoFormer's linear attention: rotated features in the numerator, the
+      // plain (positive) ones in the normaliser so it stays > 0.
+      num = sum(lra::ops::rotary_embed(fq, rotary_base_), lra::ops::rotary_embed(fk, rotary_base_), v);
+      den = sum(fq, fk, at::ones_like(v.narrow(-1, 0, 1)));
+    } else {
+      // One pass: a column of ones appended to V yields the normaliser.
+      auto both = sum(fq, fk, at::cat({v, at::ones_like(v.narrow(-1, 0, 1))}, -1));
+      num = both.narrow(-1, 0, v.size(-1));
+      den = both.narrow(-1, v.size(-1), 1);
+    }
+    return proj_->o(lra::ops::merge_heads(num / (den + eps_)));
   }
 
  private:
@@ -87,6 +94,7 @@ class LinearAttention final : public lra::Mixer {
   bool causal_;
   double eps_;
   int64_t chunk_;
+  double rotary_base_;
   lra::QKVO proj_;
 };
 
@@ -109,4 +117,4 @@ std::shared_ptr<lra::Mixer> create(const lra::MixerSpec& spec, const lra::ParamR
 
 LRA_MIXER_PLUGIN("linear_transformer", "1.0.0",
                  "Linear attention with elu+1 features (Katharopoulos et al. 2020), O(L), causal via prefix sums",
-                 LRA_CAP_CAUSAL | LRA_CAP_PADDING_MASK, options, create)
+                 LRA_CAP_CAUSAL | LRA_CAP_PADDING_MASK | LRA_CAP_ROTARY, options, create)

@@ -9,18 +9,19 @@ namespace {
 class SoftmaxAttention final : public lra::Mixer {
  public:
   SoftmaxAttention(const lra::MixerSpec& spec)
-      : heads_(spec.heads), causal_(spec.causal), dropout_(spec.attention_dropout),
+      : heads_(spec.heads), causal_(spec.causal), dropout_(spec.attention_dropout), rotary_base_(spec.rotary_base),
         proj_(register_module("proj", lra::QKVO(spec.d_model, spec.qkv_dim))) {}
 
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask) override {
     return lra::ops::multi_head_attention(*proj_, x, mask, heads_, causal_, dropout_, is_training(),
-                                          record_attention_ ? &last_attention_ : nullptr);
+                                          record_attention_ ? &last_attention_ : nullptr, rotary_base_);
   }
 
  private:
   int64_t heads_;
   bool causal_;
   double dropout_;
+  double rotary_base_;
   lra::QKVO proj_;
 };
 
@@ -34,4 +35,4 @@ std::shared_ptr<lra::Mixer> create(const lra::MixerSpec& spec, const lra::ParamR
 
 LRA_MIXER_PLUGIN("transformer", "1.0.0",
                  "Full softmax multi-head attention (Vaswani et al. 2017), the LRA baseline",
-                 LRA_CAP_CAUSAL | LRA_CAP_ATTENTION_PROBS | LRA_CAP_PADDING_MASK, options, create)
+                 LRA_CAP_CAUSAL | LRA_CAP_ATTENTION_PROBS | LRA_CAP_PADDING_MASK | LRA_CAP_ROTARY, options, create)

@@ -182,16 +182,46 @@ TEST(Manifest, Presets) {
   // Every LRA task has both presets.
   const std::vector<std::string> all = {"image", "listops", "pathfinder", "pathx", "retrieval", "text"};
   EXPECT_EQ(preset_tasks("official"), all);
-  EXPECT_EQ(preset_tasks("smoke"), all);
+  auto smoke = all;
+  smoke.insert(smoke.begin(), "forgetting");  // the causal LM of `lrahost forget` has a smoke preset too
+  EXPECT_EQ(preset_tasks("smoke"), smoke);
   for (const auto& t : all) {
     EXPECT_EQ(load_preset(t, "official").name, "lra-v1/" + t);
     EXPECT_EQ(load_preset(t, "smoke").name, "smoke/" + t);
   }
+  // The forgetting curve's official manifest is versioned on its own.
+  EXPECT_EQ(preset_file("forgetting", "official"), "forgetting-v1/forgetting.toml");
+  EXPECT_EQ(load_preset("forgetting", "official").name, "forgetting-v1/forgetting");
+  EXPECT_EQ(load_preset("forgetting", "smoke").name, "smoke/forgetting");
+  ASSERT_NE(find_official("forgetting"), nullptr);
+  EXPECT_STREQ(find_official("forgetting")->name, "forgetting-v1/forgetting.toml");
   expect_error([] { load_preset("listops", "fast"); }, ErrorKind::usage,
                {"unknown preset 'fast'", "official", "smoke"});
   expect_error([] { preset_file("listops", "fast"); }, ErrorKind::usage, {"official, smoke"});
   expect_error([] { load_preset("no_such_task", "official"); }, ErrorKind::usage,
                {"no_such_task", "listops"});
+}
+
+TEST(Manifest, ForgettingTaskNeedsACausalLmShape) {
+  const std::string text(find_official("forgetting")->text);
+  Manifest m = parse_manifest(text, "f.toml");
+  EXPECT_EQ(m.model.pooling, "none");
+  EXPECT_EQ(m.model.positions, "rotary");
+  EXPECT_EQ(m.train.decay_steps, 800);
+  expect_error([&] { parse_manifest(replace_once(text, "pooling = \"none\"", "pooling = \"cls\""), "f.toml"); },
+               ErrorKind::rules, {"f.toml", "model.pooling", "\"cls\"", "causal language model"});
+  expect_error([&] { parse_manifest(replace_once(text, "positions = \"rotary\"", "positions = \"learned\""), "f.toml"); },
+               ErrorKind::rules, {"model.positions", "rotary"});
+  expect_error([&] { parse_manifest(replace_once(text, "decay_steps = 800", "decay_steps = 0"), "f.toml"); },
+               ErrorKind::rules, {"train.decay_steps", "wsd"});
+  expect_error([&] { parse_manifest(replace_once(text, "decay_steps = 800", "decay_steps = 1900"), "f.toml"); },
+               ErrorKind::rules, {"train.decay_steps", "must not exceed train.steps = 2000"});
+  // And an LRA task may not borrow the LM's settings.
+  const std::string listops(find_official("listops")->text);
+  expect_error([&] { parse_manifest(replace_once(listops, "pooling = \"cls\"", "pooling = \"none\""), "l.toml"); },
+               ErrorKind::rules, {"model.pooling", "forgetting"});
+  // decay_steps is optional: LRA manifests do not have it.
+  EXPECT_EQ(parse_manifest(listops, "l.toml").train.decay_steps, 0);
 }
 
 TEST(Manifest, LoadFile) {

@@ -24,6 +24,26 @@ void expect_rel(double got, double want, double rel = 1e-12) {
   EXPECT_NEAR(got, want, std::abs(want) * rel + 1e-300) << "got " << got << " want " << want;
 }
 
+TEST(Schedule, WarmupStableDecay) {
+  // Reference §12: warmup from 1/W to 1, stable at 1, linear decay to 1/D at s = T.
+  TrainConfig t = config("constant*wsd", 1e-3, 10);
+  t.steps = 100;
+  t.decay_steps = 40;  // stable phase: s in [10, 60)
+  expect_rel(learning_rate(t, 0), 1e-3 / 10);
+  expect_rel(learning_rate(t, 5), 1e-3 * (0.1 + 0.9 * 0.5));
+  expect_rel(learning_rate(t, 10), 1e-3);
+  expect_rel(learning_rate(t, 59), 1e-3);
+  expect_rel(learning_rate(t, 60), 1e-3);
+  expect_rel(learning_rate(t, 80), 1e-3 * (1.0 - (1.0 - 1.0 / 40) * 0.5));
+  expect_rel(learning_rate(t, 100), 1e-3 / 40);
+  for (int64_t s = 61; s <= 100; ++s) EXPECT_LT(learning_rate(t, s), learning_rate(t, s - 1));
+  // The official forgetting manifest: W = 200, D = 800 of T = 2000.
+  const TrainConfig f = load_preset("forgetting", "official").train;
+  expect_rel(learning_rate(f, 200), 1e-3);
+  expect_rel(learning_rate(f, 1199), 1e-3);
+  expect_rel(learning_rate(f, 2000), 1e-3 / 800);
+}
+
 TEST(Schedule, ListOpsReferenceNumbers) {
   const TrainConfig t = load_preset("listops", "official").train;
   EXPECT_EQ(learning_rate(t, 0), 0.0);  // the first update uses lr = 0

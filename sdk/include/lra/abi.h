@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #define LRA_ABI_MAJOR 1
-#define LRA_ABI_MINOR 0
+#define LRA_ABI_MINOR 1  /* 1: MixerSpec::rotary_base, LRA_CAP_ROTARY */
 
 #define LRA_PLUGIN_MAGIC 0x5041524Cu /* "LRAP" little-endian */
 #define LRA_PLUGIN_SECTION ".lra_plugin"
@@ -42,7 +42,8 @@ enum lra_plugin_kind {
 enum lra_capability {
   LRA_CAP_CAUSAL = 1u << 0,          /* supports causal (autoregressive) masking */
   LRA_CAP_ATTENTION_PROBS = 1u << 1, /* can return its attention probabilities */
-  LRA_CAP_PADDING_MASK = 1u << 2     /* honours the key padding mask exactly */
+  LRA_CAP_PADDING_MASK = 1u << 2,    /* honours the key padding mask exactly */
+  LRA_CAP_ROTARY = 1u << 3           /* applies rotary positions to queries and keys (lra/rotary.h) */
 };
 
 typedef struct lra_plugin_info {

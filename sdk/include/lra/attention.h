@@ -11,6 +11,8 @@
 #include <torch/nn/module.h>
 #include <torch/nn/modules/linear.h>
 
+#include "lra/rotary.h"
+
 namespace lra {
 inline namespace v1 {
 namespace ops {
@@ -94,10 +96,12 @@ namespace ops {
 
 // Full multi-head softmax attention of x through the projections p: the
 // `transformer` mixer, and the reference the host budgets against.
+// rotary_base > 0 rotates queries and keys (lra/rotary.h).
 inline at::Tensor multi_head_attention(QKVOImpl& p, const at::Tensor& x, const at::Tensor& key_mask, int64_t heads,
-                                       bool causal, double dropout_p, bool training, at::Tensor* probs_out = nullptr) {
-  auto q = split_heads(p.q(x), heads);
-  auto k = split_heads(p.k(x), heads);
+                                       bool causal, double dropout_p, bool training, at::Tensor* probs_out = nullptr,
+                                       double rotary_base = 0.0) {
+  auto q = maybe_rotary(split_heads(p.q(x), heads), rotary_base);
+  auto k = maybe_rotary(split_heads(p.k(x), heads), rotary_base);
   auto v = split_heads(p.v(x), heads);
   return p.o(merge_heads(softmax_attention(q, k, v, key_mask, causal, dropout_p, training, probs_out)));
 }

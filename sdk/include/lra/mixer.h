@@ -31,6 +31,9 @@ struct MixerSpec {
   double attention_dropout = 0.0;
   int64_t layer_index = 0;   // 0-based block index (e.g. to vary patterns per layer)
   uint64_t seed = 0;         // for plugin-internal fixed randomness (e.g. hash rotations)
+  // ABI 1.1: > 0 = the backbone adds no positions; rotate queries and keys
+  // with lra::ops::rotary_embed(x, rotary_base) (requires LRA_CAP_ROTARY).
+  double rotary_base = 0.0;
 };
 
 class Mixer : public torch::nn::Module {
@@ -75,6 +78,9 @@ class MixerPluginImpl final : public MixerPlugin {
       if (spec.causal && !(caps_ & LRA_CAP_CAUSAL))
         throw Error(ErrorKind::plugin, std::string("mixer '") + name_ +
                                            "' does not support causal mode (it does not declare LRA_CAP_CAUSAL)");
+      if (spec.rotary_base > 0 && !(caps_ & LRA_CAP_ROTARY))
+        throw Error(ErrorKind::plugin, std::string("mixer '") + name_ +
+                                           "' does not support rotary positions (it does not declare LRA_CAP_ROTARY)");
       ParamReader reader(options, std::string("mixer '") + name_ + "' options");
       *out = c_(spec, reader);
       if (!*out) throw Error(ErrorKind::plugin, std::string("mixer '") + name_ + "' returned no module");

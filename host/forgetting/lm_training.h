@@ -1,0 +1,47 @@
+// forgetting/lm_training.h — next-token training of the causal LM on a token
+// stream (reference forgetting-curve.md §12): fixed-length windows in a
+// seeded order, AdamW, global-norm clipping, the manifest's schedule (WSD
+// for the official manifest), and the held-out loss.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/logger.h>
+
+#include "manifest/manifest.h"
+#include "model/causal_lm.h"
+
+namespace lra::host::forgetting {
+
+struct LmTrainOptions {
+  TrainConfig train;
+  int64_t seq_len = 0;                 // training length (model.max_len)
+  torch::Device device = torch::kCPU;
+  bool bf16 = false;                   // bfloat16 autocast (CUDA only)
+  bool live_progress = false;
+  int64_t eval_windows = 256;          // held-out windows scored per evaluation
+};
+
+struct LmTrainResult {
+  double final_train_loss = 0;         // nats/token over the last report window
+  double test_loss = 0;                // nats/token on the held-out windows, final parameters
+  int64_t test_tokens = 0;
+  nlohmann::json history = nlohmann::json::array();
+  double train_seconds = 0, eval_seconds = 0, steps_per_second = 0, tokens_per_second = 0;
+  int64_t steps = 0;
+};
+
+// The training windows: (seq_len + 1)-token slices of the stream at stride
+// seq_len (input = first seq_len tokens, target = last seq_len), in one seeded
+// permutation per epoch. Throws a data error when the stream is too short.
+LmTrainResult train_causal_lm(CausalLM& model, const std::vector<int32_t>& train, const std::vector<int32_t>& test,
+                              const LmTrainOptions& o, spdlog::logger& log);
+
+// Mean next-token loss (nats) over up to `max_windows` evenly spaced
+// non-overlapping seq_len-token windows of `tokens`; returns {loss, tokens}.
+std::pair<double, int64_t> held_out_loss(CausalLM& model, const std::vector<int32_t>& tokens, int64_t seq_len,
+                                         int64_t batch, int64_t max_windows, const torch::Device& device, bool bf16);
+
+}  // namespace lra::host::forgetting

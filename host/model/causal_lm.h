@@ -1,0 +1,80 @@
+// The causal language model of the forgetting curve (reference
+// forgetting-curve.md §12, the paper's 83M Llama): token embedding,
+// pre-norm blocks (RMSNorm -> causal mixer -> residual, RMSNorm -> SwiGLU ->
+// residual), final RMSNorm and an untied output layer. Positions come only
+// from the mixers (rotary, lra/rotary.h). Only the mixer comes from a plugin.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <torch/nn/module.h>
+#include <torch/nn/modules/dropout.h>
+#include <torch/nn/modules/embedding.h>
+#include <torch/nn/modules/linear.h>
+
+#include "lra/mixer.h"
+#include "manifest/manifest.h"
+#include "model/backbone.h"
+
+namespace lra::host {
+
+// Byte-level vocabulary of the host's language models: ids 0..255 are the
+// bytes, then the two separators the forgetting measurement needs.
+inline constexpr int64_t kByteBos = 256;
+inline constexpr int64_t kByteEos = 257;
+inline constexpr int64_t kByteVocab = 258;
+
+struct CausalLMSpec {
+  ModelConfig model;                 // layers, d_model, heads, qkv_dim, ffn_dim (SwiGLU width), dropout
+  int64_t vocab_size = kByteVocab;
+  uint64_t seed = 0;                 // passed to mixers for their own fixed randomness
+  double rotary_base = 10000.0;      // Llama's default theta
+  double norm_eps = 1e-5;            // RMSNorm epsilon (Llama)
+};
+
+// y = x / sqrt(mean(x^2) + eps) * weight, computed in float32.
+class RMSNormImpl : public torch::nn::Module {
+ public:
+  RMSNormImpl(int64_t dim, double eps);
+  torch::Tensor forward(const torch::Tensor& x);
+  torch::Tensor weight;
+
+ private:
+  double eps_;
+};
+TORCH_MODULE(RMSNorm);
+
+class LlamaBlockImpl : public torch::nn::Module {
+ public:
+  LlamaBlockImpl(const CausalLMSpec& s, std::shared_ptr<lra::Mixer> mixer);
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask);
+  std::shared_ptr<lra::Mixer> mixer;
+
+ private:
+  RMSNorm mix_norm{nullptr}, ffn_norm{nullptr};
+  torch::nn::Linear gate{nullptr}, up{nullptr}, down{nullptr};  // SwiGLU: down(silu(gate x) * up x)
+  torch::nn::Dropout drop{nullptr};
+};
+TORCH_MODULE(LlamaBlock);
+
+class CausalLMImpl : public torch::nn::Module {
+ public:
+  // make_mixer receives MixerSpec{causal = true, rotary_base = spec.rotary_base}.
+  CausalLMImpl(const CausalLMSpec& spec, const MixerFactory& make_mixer);
+  // ids: [B, T] int64 -> next-token logits [B, T, vocab].
+  torch::Tensor forward(const torch::Tensor& ids);
+  const CausalLMSpec& spec() const { return spec_; }
+  int64_t mixer_parameters() const;
+
+ private:
+  CausalLMSpec spec_;
+  torch::nn::Embedding embed{nullptr};
+  torch::nn::Dropout drop{nullptr};
+  std::vector<LlamaBlock> blocks_;
+  RMSNorm final_norm{nullptr};
+  torch::nn::Linear lm_head{nullptr};
+};
+TORCH_MODULE(CausalLM);
+
+}  // namespace lra::host

@@ -1,0 +1,6 @@
+# The forgetting curve's measurement: lengths, layouts, scoring, batched
+# measurement with failures, TorchScript models built in the test, the causal
+# LM (causality, rotary positions) and its training.
+lra_unit_test(test_forgetting_measure
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_forgetting_measure.cpp
+  LIBS lra_forgetting_measure TORCH_PCH)
