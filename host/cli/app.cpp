@@ -31,6 +31,8 @@ int run_cli(int argc, char** argv) {
   r->add_option("--micro-batch", run.micro_batch,
                 "Examples per forward pass; gradients are accumulated to the manifest's batch (saves memory, "
                 "same update)")->check(CLI::NonNegativeNumber);
+  r->add_flag("--fp32", run.fp32, "On CUDA, float32 instead of bfloat16 autocast (the manifest's train.precision "
+                                  "may also forbid autocast)");
 
   auto* data = app.add_subcommand("data", "Generate or check datasets");
   data->require_subcommand(1);
@@ -79,6 +81,21 @@ int run_cli(int argc, char** argv) {
   f->add_option("--device", fg.device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   f->add_option("--threads", fg.threads, "CPU threads (0 = all cores)");
 
+  BenchArgs bn;
+  auto* b = app.add_subcommand("bench", "Training speed and peak memory per plugin and length (the LRA paper's "
+                                        "Table 2 protocol, Text backbone)");
+  b->add_option("--plugins", bn.plugins, "Comma-separated mixer plugins (names or paths), or all");
+  b->add_option("--lengths", bn.lengths, "Comma-separated sequence lengths");
+  b->add_option("--batch", bn.batch, "Examples per step (LRA: 32)");
+  b->add_option("--warmup", bn.warmup, "Untimed steps first (allocator, kernels, caches)");
+  b->add_option("--steps", bn.steps, "Steps per timed repetition");
+  b->add_option("--repeats", bn.repeats, "Timed repetitions (the median is reported)");
+  b->add_option("--accuracy", bn.accuracy, "result.json files: mean test accuracy per plugin for the speed/accuracy chart");
+  b->add_option("--out", bn.out, "Output directory (bench.json, bench.md, bench.svg)");
+  b->add_option("--device", bn.device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  b->add_flag("--fp32", bn.fp32, "On CUDA, float32 instead of bfloat16 autocast");
+  b->add_option("--threads", bn.threads, "CPU threads (0 = all cores)");
+
   std::string inspect_target;
   auto* in = app.add_subcommand("inspect", "Show a plugin's descriptor, build facts, compatibility and options");
   in->add_option("plugin", inspect_target, "PATH to a .so or a plugin NAME")->required();
@@ -104,6 +121,7 @@ int run_cli(int argc, char** argv) {
     fg.command_line.assign(argv, argv + argc);
     return forget_command(fg);
   }
+  if (*b) return bench_command(bn);
   if (*g) return data_generate_command(gen);
   if (*c) return data_check_command(check_task, check_dir, check_threads);
   if (*in) return inspect_command(inspect_target);

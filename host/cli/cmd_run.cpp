@@ -25,6 +25,7 @@
 #include "cli/run_support.h"
 #include "common/build_info.h"
 #include "common/sha256.h"
+#include "device/device.h"
 #include "data/task_data.h"
 #include "lra/status.h"
 #include "manifest/presets.h"
@@ -121,7 +122,7 @@ int run_command(const RunArgs& a) {
 
   const torch::Device device = pick_device(a.device);
   TrainerOptions topts{manifest.train, manifest.model.max_len, device, static_cast<bool>(isatty(STDERR_FILENO)),
-                       a.micro_batch};
+                       a.micro_batch, device.is_cuda() && !a.fp32 && manifest.train.precision != "float32"};
   TrainResult tr = train_and_evaluate(model, data.dataset, topts, *log);
 
   {  // the final model, for `lrahost span` and reuse
@@ -186,9 +187,10 @@ int run_command(const RunArgs& a) {
         {"eval_seconds", tr.eval_seconds},
         {"steps", tr.steps},
         {"steps_per_second", tr.steps_per_second},
-        {"peak_memory_bytes", peak_rss_bytes()},
-        {"peak_memory_kind", "process peak RSS"},
-        {"device", device.str()},
+        {"peak_memory_bytes", peak_memory_bytes(device)},
+        {"peak_memory_kind", peak_memory_kind(device)},
+        {"device", describe_device(device)},
+        {"precision", topts.bf16 ? "bfloat16 autocast" : "float32"},
         {"threads", threads},
         {"micro_batch", topts.micro_batch > 0 ? topts.micro_batch : manifest.train.batch_size}}},
       {"command_line", a.command_line},

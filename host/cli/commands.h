@@ -16,6 +16,7 @@ struct RunArgs {
   std::string device = "auto";
   int threads = 0;  // 0 = all cores
   int64_t micro_batch = 0;  // 0 = whole batch
+  bool fp32 = false;        // no bfloat16 autocast on CUDA
   std::vector<std::string> command_line;
 };
 int run_command(const RunArgs& args);
@@ -44,6 +45,17 @@ struct ForgetArgs {
   std::vector<std::string> command_line;
 };
 int forget_command(const ForgetArgs& args);
+
+struct BenchArgs {
+  std::string plugins = "all";                   // comma-separated names, or "all"
+  std::string lengths = "1024,2048,3072,4096";
+  int64_t batch = 32, warmup = 3, steps = 10, repeats = 3;
+  std::vector<std::string> accuracy;             // result.json files: accuracy for the speed/accuracy chart
+  std::string out = "runs/bench", device = "auto";
+  bool fp32 = false;
+  int threads = 0;
+};
+int bench_command(const BenchArgs& args);
 
 int inspect_command(const std::string& plugin);
 int plugins_command();

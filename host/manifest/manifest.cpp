@@ -161,6 +161,7 @@ struct FieldDef {
 #define LRA_NUM(sec, k) {#k, Kind::number, [](Manifest& m, const Typed& t) { m.sec.k = t.d; }}
 #define LRA_STR(sec, k) {#k, Kind::string, [](Manifest& m, const Typed& t) { m.sec.k = t.s; }}
 #define LRA_INT_OPTIONAL(sec, k) {#k, Kind::integer, [](Manifest& m, const Typed& t) { m.sec.k = t.i; }, true}
+#define LRA_STR_OPTIONAL(sec, k) {#k, Kind::string, [](Manifest& m, const Typed& t) { m.sec.k = t.s; }, true}
 
 const std::vector<FieldDef>& model_fields() {
   static const std::vector<FieldDef> f = {
@@ -181,6 +182,7 @@ const std::vector<FieldDef>& train_fields() {
       LRA_INT(train, warmup),
       LRA_INT(train, steps_per_cycle),
       LRA_INT_OPTIONAL(train, decay_steps),
+      LRA_STR_OPTIONAL(train, precision),
       LRA_NUM(train, weight_decay),
       {"betas", Kind::pair,
        [](Manifest& m, const Typed& t) {
@@ -206,6 +208,7 @@ const std::vector<FieldDef>& rules_fields() {
 #undef LRA_NUM
 #undef LRA_STR
 #undef LRA_INT_OPTIONAL
+#undef LRA_STR_OPTIONAL
 
 std::vector<std::string> key_names(const std::vector<FieldDef>& defs) {
   std::vector<std::string> out;
@@ -447,6 +450,7 @@ void validate_impl(const Manifest& m, const Ctx& ctx) {
     }
   }
   positive("train.steps_per_cycle", t.steps_per_cycle);
+  one_of("train.precision", t.precision, {"auto", "float32"});
   if (t.decay_steps < 0) bad("train.decay_steps", std::to_string(t.decay_steps), "expected an integer >= 0");
   if (std::find(factors->begin(), factors->end(), LrFactor::wsd) != factors->end()) {
     if (t.decay_steps <= 0)
@@ -454,7 +458,8 @@ void validate_impl(const Manifest& m, const Ctx& ctx) {
           "must be positive because train.schedule uses wsd (the length of its decay phase)");
     else if (t.warmup + t.decay_steps > t.steps)
       bad("train.decay_steps", std::to_string(t.decay_steps),
-          "warmup + decay_steps must not exceed train.steps = " + std::to_string(t.steps));
+          "warmup + decay_steps must not exceed train.steps = " + std::to_string(t.steps) +
+              " (overrides apply in order: to lengthen a run, set train.steps first)");
   }
   finite("train.weight_decay", t.weight_decay);
   if (t.weight_decay < 0.0)
@@ -696,6 +701,7 @@ nlohmann::json to_json(const Manifest& m) {
         {"warmup", t.warmup},
         {"steps_per_cycle", t.steps_per_cycle},
         {"decay_steps", t.decay_steps},
+        {"precision", t.precision},
         {"weight_decay", t.weight_decay},
         {"betas", json::array({t.beta1, t.beta2})},
         {"eps", t.eps},

@@ -46,6 +46,9 @@ struct TrainConfig {
   std::string schedule;    // "*"-separated factors, see manifest/schedule.h
   int64_t warmup = 0, steps_per_cycle = 0;
   int64_t decay_steps = 0; // wsd only: length of the final decay phase (optional key, default 0)
+  // Optional key: "auto" = bfloat16 autocast on CUDA, float32 on CPU;
+  // "float32" forbids autocast (a manifest whose numbers need full precision).
+  std::string precision = "auto";
   double weight_decay = 0.0;
   double beta1 = 0.0, beta2 = 0.0, eps = 0.0;  // manifest key: betas = [beta1, beta2]
   double grad_clip = 0.0;  // global L2 norm; 0 = off

@@ -73,8 +73,9 @@ CausalLMImpl::CausalLMImpl(const CausalLMSpec& spec, const MixerFactory& make_mi
 
 torch::Tensor CausalLMImpl::forward(const torch::Tensor& ids) {
   TORCH_CHECK(ids.dim() == 2, "CausalLM expects ids [B, T], got ", ids.sizes());
-  // Causal LM inputs have no padding; the mask only satisfies the mixer contract.
-  auto mask = torch::ones(ids.sizes(), torch::TensorOptions().dtype(torch::kBool).device(ids.device()));
+  // Causal LM inputs are never padded: no mask (lra/mixer.h), which also lets
+  // fused attention kernels take their causal fast path.
+  const torch::Tensor mask;
   auto x = drop(embed(ids));
   for (auto& b : blocks_) x = b(x, mask);
   return lm_head(final_norm(x));

@@ -51,14 +51,16 @@ Batch Batch::narrow(int64_t first, int64_t n) const {
 }
 
 Batch Batch::to(const at::Device& device) const {
+  // non_blocking: a copy from pinned memory (BatchPrefetcher) overlaps with
+  // the device's queued work; for pageable memory it is an ordinary copy.
   Batch o;
-  o.ids = ids.to(device);
-  o.mask = mask.to(device);
+  o.ids = ids.to(device, /*non_blocking=*/true);
+  o.mask = mask.to(device, /*non_blocking=*/true);
   if (ids2.defined()) {
-    o.ids2 = ids2.to(device);
-    o.mask2 = mask2.to(device);
+    o.ids2 = ids2.to(device, /*non_blocking=*/true);
+    o.mask2 = mask2.to(device, /*non_blocking=*/true);
   }
-  o.labels = labels.to(device);
+  o.labels = labels.to(device, /*non_blocking=*/true);
   return o;
 }
 

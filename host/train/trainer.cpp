@@ -10,7 +10,9 @@
 
 #include "lra/status.h"
 #include "manifest/schedule.h"
+#include "train/autocast.h"
 #include "train/batches.h"
+#include "train/prefetch.h"
 
 // Present when LibTorch links OpenBLAS; null otherwise (MKL builds, CUDA wheels).
 extern "C" void openblas_set_num_threads(int) __attribute__((weak));
@@ -46,11 +48,12 @@ std::string format_eta(double s) {
 }  // namespace
 
 EvalResult evaluate(Classifier& model, const lra::Split& split, int64_t max_len, int64_t batch_size,
-                    const torch::Device& device) {
+                    const torch::Device& device, bool bf16) {
   torch::NoGradGuard no_grad;
   model->eval();
-  double loss_sum = 0;
-  int64_t correct = 0;
+  // Summed on the device, read once at the end: no synchronisation per batch.
+  auto loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
+  auto correct = torch::zeros({}, torch::TensorOptions().dtype(torch::kLong).device(device));
   const auto n = static_cast<int64_t>(split.size());
   std::vector<int64_t> idx;
   for (int64_t start = 0; start < n; start += batch_size) {
@@ -58,12 +61,13 @@ EvalResult evaluate(Classifier& model, const lra::Split& split, int64_t max_len,
     for (int64_t i = start; i < std::min(n, start + batch_size); ++i) idx.push_back(i);
     auto b = make_batch(split, idx, max_len).to(device);
     const auto& labels = b.labels;
-    auto logits = model->forward(b.ids, b.mask, b.ids2, b.mask2);
-    loss_sum += torch::cross_entropy_loss(logits, labels, {}, at::Reduction::Sum).item<double>();
-    correct += logits.argmax(-1).eq(labels).sum().item<int64_t>();
+    CudaBf16Autocast autocast(bf16 && device.is_cuda());
+    auto logits = model->forward(b.ids, b.mask, b.ids2, b.mask2).to(torch::kFloat);
+    loss_sum += torch::cross_entropy_loss(logits, labels, {}, at::Reduction::Sum).to(torch::kDouble);
+    correct += logits.argmax(-1).eq(labels).sum();
   }
   model->train();
-  return {loss_sum / n, static_cast<double>(correct) / n, n};
+  return {loss_sum.item<double>() / n, static_cast<double>(correct.item<int64_t>()) / n, n};
 }
 
 TrainResult train_and_evaluate(Classifier& model, const lra::Dataset& data, const TrainerOptions& o,
@@ -77,8 +81,16 @@ TrainResult train_and_evaluate(Classifier& model, const lra::Dataset& data, cons
                                                    .eps(t.eps)
                                                    .weight_decay(t.weight_decay));
   IndexStream stream(static_cast<int64_t>(data.train.size()), t.seed);
+  // Batches are cut on a background thread, in the stream's order.
+  BatchPrefetcher prefetch([&] { return make_batch(data.train, stream.next(t.batch_size), o.max_len); }, 4,
+                           o.device.is_cuda());
+  const bool bf16 = o.bf16 && o.device.is_cuda();
 
-  double window_loss = 0, window_correct = 0, window_count = 0;  // since the last report
+  // Since the last report, summed on the device and read only at report
+  // time: the step loop itself never waits for the device.
+  const auto dev_double = torch::TensorOptions().dtype(torch::kDouble).device(o.device);
+  auto window_loss = torch::zeros({}, dev_double), window_correct = torch::zeros({}, dev_double);
+  double window_count = 0;
   const auto start = Clock::now();
   double eval_time = 0;
   const int64_t report_every = std::max<int64_t>(1, std::min<int64_t>(t.eval_every, 50));
@@ -89,24 +101,25 @@ TrainResult train_and_evaluate(Classifier& model, const lra::Dataset& data, cons
     const double lr = learning_rate(t, step);
     for (auto& g : opt.param_groups()) static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
 
-    auto b = make_batch(data.train, stream.next(t.batch_size), o.max_len);
+    auto b = prefetch.next();
     opt.zero_grad();
     const int64_t micro = o.micro_batch > 0 ? std::min(o.micro_batch, t.batch_size) : t.batch_size;
     for (int64_t first = 0; first < t.batch_size; first += micro) {
       const int64_t n = std::min(micro, t.batch_size - first);
       auto mb = b.narrow(first, n).to(o.device);
       const auto& labels = mb.labels;
-      auto logits = model->forward(mb.ids, mb.mask, mb.ids2, mb.mask2);
-      // Sum over the micro-batch divided by the whole batch: the accumulated
-      // gradient is that of the mean loss over the batch.
-      auto loss = torch::cross_entropy_loss(logits, labels, {}, at::Reduction::Sum) / t.batch_size;
+      torch::Tensor logits, loss;
+      {
+        CudaBf16Autocast autocast(bf16);
+        logits = model->forward(mb.ids, mb.mask, mb.ids2, mb.mask2).to(torch::kFloat);
+        // Sum over the micro-batch divided by the whole batch: the accumulated
+        // gradient is that of the mean loss over the batch.
+        loss = torch::cross_entropy_loss(logits, labels, {}, at::Reduction::Sum) / t.batch_size;
+      }
       loss.backward();
-      window_loss += loss.item<double>() * t.batch_size;
-      window_correct += logits.argmax(-1).eq(labels).sum().item<double>();
+      window_loss += loss.detach().to(torch::kDouble) * t.batch_size;
+      window_correct += logits.argmax(-1).eq(labels).sum().to(torch::kDouble);
     }
-    if (!std::isfinite(window_loss))
-      throw Error(ErrorKind::internal, "training diverged: the loss is not finite at step " + std::to_string(step + 1) +
-                                           "; no result is written");
     if (t.grad_clip > 0) torch::nn::utils::clip_grad_norm_(model->parameters(), t.grad_clip);
     opt.step();
     window_count += t.batch_size;
@@ -118,8 +131,11 @@ TrainResult train_and_evaluate(Classifier& model, const lra::Dataset& data, cons
     // Also report at least every 30 s, so slow runs (official ListOps on CPU) show life.
     const bool report_now = eval_now || (step + 1) % report_every == 0 || seconds_since(last_report) >= 30;
     if (report_now) {
-      r.final_train_loss = window_loss / window_count;
-      r.final_train_accuracy = window_correct / window_count;
+      r.final_train_loss = window_loss.item<double>() / window_count;
+      r.final_train_accuracy = window_correct.item<double>() / window_count;
+      if (!std::isfinite(r.final_train_loss))
+        throw Error(ErrorKind::internal, "training diverged: the loss is not finite by step " + std::to_string(step + 1) +
+                                             "; no result is written");
       const double train_s = seconds_since(start) - eval_time;
       const double sps = r.steps / std::max(train_s, 1e-9);
       if (o.live_progress) {
@@ -134,7 +150,7 @@ TrainResult train_and_evaluate(Classifier& model, const lra::Dataset& data, cons
                           {"train_accuracy", r.final_train_accuracy}};
       if (eval_now) {
         const auto t0 = Clock::now();
-        auto v = evaluate(model, data.val, o.max_len, t.eval_batch_size, o.device);
+        auto v = evaluate(model, data.val, o.max_len, t.eval_batch_size, o.device, bf16);
         eval_time += seconds_since(t0);
         h["val_loss"] = v.loss;
         h["val_accuracy"] = v.accuracy;
@@ -152,7 +168,9 @@ TrainResult train_and_evaluate(Classifier& model, const lra::Dataset& data, cons
       }
       r.history.push_back(std::move(h));
       last_report = Clock::now();
-      window_loss = window_correct = window_count = 0;
+      window_loss.zero_();
+      window_correct.zero_();
+      window_count = 0;
     }
   }
   if (o.live_progress) std::fprintf(stderr, "\n");
@@ -162,7 +180,7 @@ TrainResult train_and_evaluate(Classifier& model, const lra::Dataset& data, cons
   // Test on the final parameters, as LRA's image tasks do and as its ListOps
   // test-only run was meant to (the restore there is reported broken).
   const auto t0 = Clock::now();
-  r.test = evaluate(model, data.test, o.max_len, t.eval_batch_size, o.device);
+  r.test = evaluate(model, data.test, o.max_len, t.eval_batch_size, o.device, bf16);
   eval_time += seconds_since(t0);
   r.eval_seconds = eval_time;
   log.info("test loss {:.4f} accuracy {:.4f} over {} examples", r.test.loss, r.test.accuracy, r.test.count);

@@ -32,7 +32,7 @@ struct TrainResult {
 
 // Exact mean over every example of the split (no dropped remainder).
 EvalResult evaluate(Classifier& model, const lra::Split& split, int64_t max_len, int64_t batch_size,
-                    const torch::Device& device);
+                    const torch::Device& device, bool bf16 = false);
 
 struct TrainerOptions {
   TrainConfig train;
@@ -43,6 +43,7 @@ struct TrainerOptions {
   // accumulated over the batch, so the update equals the whole-batch update;
   // only peak memory changes (ListOps at 2K tokens needs ~50 GB at batch 32).
   int64_t micro_batch = 0;
+  bool bf16 = false;  // bfloat16 autocast for forward and loss (CUDA only; ignored on CPU)
 };
 
 // Splits CPU threads between LibTorch and the BLAS. With OpenBLAS (Debian's

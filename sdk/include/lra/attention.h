@@ -5,8 +5,10 @@
 #pragma once
 
 #include <cmath>
+#include <optional>
 
 #include <ATen/ATen.h>
+#include <torch/version.h>
 #include <torch/nn/init.h>
 #include <torch/nn/module.h>
 #include <torch/nn/modules/linear.h>
@@ -48,6 +50,27 @@ inline at::Tensor softmax_attention(const at::Tensor& q, const at::Tensor& k, co
                                     const at::Tensor& key_mask, bool causal, double dropout_p,
                                     bool training, at::Tensor* probs_out = nullptr,
                                     const at::Tensor& extra_logits = {}) {
+#if TORCH_VERSION_MAJOR >= 2
+  // LibTorch 2.x: the fused kernel (flash attention for causal or unmasked
+  // inputs on CUDA, memory-efficient attention with a padding mask), never
+  // materialising the L x L matrix. The mask is additive with the same
+  // finite kMaskedLogit, so results match the explicit path below.
+  if (!probs_out && !extra_logits.defined()) {
+    TORCH_CHECK(!causal || q.size(2) == k.size(2), "causal attention needs equal query and key lengths");
+    std::optional<at::Tensor> mask;
+    bool is_causal = causal;
+    if (key_mask.defined()) {
+      auto m = at::zeros(key_mask.sizes(), q.options()).masked_fill(key_mask.logical_not(), kMaskedLogit);
+      m = m.unsqueeze(1).unsqueeze(2);  // [B, 1, 1, Lk]
+      if (causal) {
+        m = m.masked_fill(causal_allowed(q.size(2), q.device()).logical_not(), kMaskedLogit);  // [B, 1, L, L]
+        is_causal = false;
+      }
+      mask = m;
+    }
+    return at::scaled_dot_product_attention(q, k, v, mask, training ? dropout_p : 0.0, is_causal);
+  }
+#endif
   auto logits = at::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(q.size(-1)));
   if (extra_logits.defined()) logits = logits + extra_logits;
   if (key_mask.defined()) {

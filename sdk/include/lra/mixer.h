@@ -38,7 +38,9 @@ struct MixerSpec {
 
 class Mixer : public torch::nn::Module {
  public:
-  // x: [B, L, D]; mask: [B, L] bool (true = real token). Returns [B, L, D].
+  // x: [B, L, D]; mask: [B, L] bool (true = real token), or an undefined
+  // tensor when no position is padding (the causal LM of the forgetting
+  // curve never pads). Returns [B, L, D].
   virtual torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask) = 0;
 
   // LRA_CAP_ATTENTION_PROBS: when recording is on, the next forward keeps its

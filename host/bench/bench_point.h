@@ -1,0 +1,31 @@
+// bench/bench_point.h — one measured configuration of `lrahost bench` (the
+// LRA paper's Table 2 protocol: the Text backbone, full training steps), the
+// unit the measurement produces and the reports (JSON, Markdown, SVG) read.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lra::host::bench {
+
+struct BenchPoint {
+  std::string plugin;
+  int64_t length = 0;          // tokens per example
+  int64_t batch = 0;           // examples per step
+  std::string device;          // e.g. "cuda:0 (NVIDIA H100 80GB HBM3)" or "cpu (2 threads)"
+  std::string dtype;           // "float32" or "bfloat16 autocast"
+  std::string status = "ok";   // "ok" | "oom" (out of memory: a result, not a crash) | "error"
+  std::string error;           // the message for oom / error
+  double steps_per_s = 0;      // median over the timed repetitions
+  std::vector<double> repetition_steps_per_s;
+  double tokens_per_s = 0;     // steps_per_s * batch * length
+  int64_t peak_memory_bytes = 0;
+  std::string peak_memory_kind;  // "cuda allocator peak" | "process peak RSS"
+  int64_t params = 0;
+  std::optional<double> flops_per_step;  // known for transformer only (matmul FLOPs, fwd + bwd)
+  std::optional<double> mfu;             // flops_per_step * steps_per_s / device peak, when both known
+};
+
+}  // namespace lra::host::bench

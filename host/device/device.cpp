@@ -1,0 +1,107 @@
+#include "device/device.h"
+
+#include <sys/resource.h>
+
+#include <fstream>
+#include <string>
+
+namespace lra::host {
+
+#ifdef LRA_WITH_CUDA
+// device_cuda.cpp
+std::string cuda_device_name(int index);
+void cuda_synchronize(int index);
+void cuda_reset_peak(int index);
+int64_t cuda_peak_allocated(int index);
+void cuda_release_cache();
+#endif
+
+namespace {
+
+int index_of(const c10::Device& d) { return d.has_index() ? d.index() : 0; }
+
+// Linux resets the process's peak RSS (VmHWM) when "5" is written to
+// /proc/self/clear_refs (since 4.0); false where that is not allowed.
+bool cpu_peak_resettable = true;
+
+int64_t vm_hwm_bytes() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;  // "VmHWM:  123456 kB"
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<int64_t>(u.ru_maxrss) * 1024;
+}
+
+}  // namespace
+
+std::string describe_device(const c10::Device& d) {
+#ifdef LRA_WITH_CUDA
+  if (d.is_cuda()) return "cuda:" + std::to_string(index_of(d)) + " (" + cuda_device_name(index_of(d)) + ")";
+#endif
+  return d.str();
+}
+
+void synchronize_device(const c10::Device& d) {
+#ifdef LRA_WITH_CUDA
+  if (d.is_cuda()) cuda_synchronize(index_of(d));
+#else
+  (void)d;
+#endif
+}
+
+void reset_peak_memory(const c10::Device& d) {
+#ifdef LRA_WITH_CUDA
+  if (d.is_cuda()) return cuda_reset_peak(index_of(d));
+#endif
+  std::ofstream out("/proc/self/clear_refs");
+  out << "5";
+  out.flush();
+  cpu_peak_resettable = static_cast<bool>(out);
+}
+
+int64_t peak_memory_bytes(const c10::Device& d) {
+#ifdef LRA_WITH_CUDA
+  if (d.is_cuda()) return cuda_peak_allocated(index_of(d));
+#else
+  (void)d;
+#endif
+  return vm_hwm_bytes();
+}
+
+std::string peak_memory_kind(const c10::Device& d) {
+  if (d.is_cuda()) return "cuda allocator peak";
+  return cpu_peak_resettable ? "process peak RSS" : "process peak RSS since start (could not be reset)";
+}
+
+void release_cached_memory(const c10::Device& d) {
+#ifdef LRA_WITH_CUDA
+  if (d.is_cuda()) cuda_release_cache();
+#else
+  (void)d;
+#endif
+}
+
+bool is_out_of_memory(const std::exception& e) {
+  const std::string what = e.what();
+  return what.find("out of memory") != std::string::npos || what.find("DefaultCPUAllocator: can't allocate") != std::string::npos;
+}
+
+std::optional<double> peak_flops(const c10::Device& d, bool bf16) {
+#ifdef LRA_WITH_CUDA
+  if (d.is_cuda()) {
+    const std::string name = cuda_device_name(index_of(d));
+    // NVIDIA H100/H200 SXM data sheets, dense (no sparsity): bf16 989.4 TFLOP/s,
+    // fp32 66.9 TFLOP/s (TF32 tensor cores are not enabled by default).
+    if (name.find("H100") != std::string::npos || name.find("H200") != std::string::npos)
+      return bf16 ? 989.4e12 : 66.9e12;
+  }
+#else
+  (void)d;
+  (void)bf16;
+#endif
+  return std::nullopt;
+}
+
+}  // namespace lra::host
