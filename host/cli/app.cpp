@@ -91,6 +91,7 @@ int run_cli(int argc, char** argv) {
   b->add_option("--steps", bn.steps, "Steps per timed repetition");
   b->add_option("--repeats", bn.repeats, "Timed repetitions (the median is reported)");
   b->add_option("--accuracy", bn.accuracy, "result.json files: mean test accuracy per plugin for the speed/accuracy chart");
+  b->add_option("--report", bn.report, "Merge these bench.json files into one bench.json/md/svg; measure nothing");
   b->add_option("--out", bn.out, "Output directory (bench.json, bench.md, bench.svg)");
   b->add_option("--device", bn.device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   b->add_flag("--fp32", bn.fp32, "On CUDA, float32 instead of bfloat16 autocast");

@@ -63,7 +63,41 @@ std::map<std::string, double> accuracies_from_results(const std::vector<std::str
 
 }  // namespace
 
+// --report: merges earlier bench.json files (e.g. one per plugin) into one set
+// of reports without measuring anything.
+int bench_report_command(const BenchArgs& a) {
+  std::vector<bench::BenchPoint> points;
+  for (const auto& f : a.report) {
+    std::ifstream in(f);
+    if (!in) throw Error(ErrorKind::usage, "--report " + f + ": cannot read the file");
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(in);
+    } catch (const std::exception& e) {
+      throw Error(ErrorKind::usage, "--report " + f + ": not JSON: " + e.what());
+    }
+    auto more = bench::bench_points_from_json(j, f);
+    points.insert(points.end(), more.begin(), more.end());
+  }
+  const auto accuracy = accuracies_from_results(a.accuracy);
+  const fs::path out = a.out;
+  if (fs::exists(out / "bench.json"))
+    throw Error(ErrorKind::usage, "output directory " + out.string() + " already holds a bench.json; choose another --out");
+  fs::create_directories(out);
+  nlohmann::json doc = {{"schema", "lrahost.bench/v1"},
+                        {"results", bench::bench_points_json(points)},
+                        {"merged_from", a.report},
+                        {"accuracy_percent", accuracy},
+                        {"finished_at", utc_now()}};
+  write_file_atomic(out / "bench.json", doc.dump(2) + "\n");
+  write_file_atomic(out / "bench.md", bench::bench_markdown(points));
+  write_file_atomic(out / "bench.svg", bench::bench_svg(points, accuracy));
+  std::printf("%s\nresults: %s, bench.md, bench.svg\n", bench::bench_markdown(points).c_str(), (out / "bench.json").c_str());
+  return 0;
+}
+
 int bench_command(const BenchArgs& a) {
+  if (!a.report.empty()) return bench_report_command(a);
   configure_cpu_threads(effective_threads(a.threads));
   auto log = make_logger();
   std::vector<std::string> plugins = a.plugins.empty() || a.plugins == "all" ? available_plugin_names(LRA_KIND_MIXER)

@@ -51,6 +51,7 @@ struct BenchArgs {
   std::string lengths = "1024,2048,3072,4096";
   int64_t batch = 32, warmup = 3, steps = 10, repeats = 3;
   std::vector<std::string> accuracy;             // result.json files: accuracy for the speed/accuracy chart
+  std::vector<std::string> report;               // bench.json files to merge into reports (nothing measured)
   std::string out = "runs/bench", device = "auto";
   bool fp32 = false;
   int threads = 0;

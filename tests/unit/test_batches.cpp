@@ -4,6 +4,7 @@
 #include <set>
 
 #include "train/batches.h"
+#include "train/prefetch.h"
 
 using namespace lra::host;
 
@@ -90,3 +91,51 @@ TEST(Batches, OutOfRangeIdsAreDataErrors) {
 TEST(Batches, MajorityClassRate) {
   EXPECT_DOUBLE_EQ(majority_class_rate(split_of({{1}, {1}, {1}, {1}}, {2, 2, 1, 2}), 3), 0.75);
 }
+
+namespace lra::host {
+namespace {
+
+TEST(Prefetch, BatchesArriveInTheStreamsOrder) {
+  std::vector<std::vector<int32_t>> rows;
+  std::vector<int32_t> labels;
+  for (int i = 0; i < 40; ++i) {
+    rows.push_back({i + 1, i + 2});
+    labels.push_back(i % 2);
+  }
+  const lra::Split s = split_of(rows, labels);
+  IndexStream direct(40, 7), background(40, 7);
+  BatchPrefetcher prefetch([&] { return make_batch(s, background.next(6), 4); }, 3, false);
+  for (int step = 0; step < 25; ++step) {  // more than one epoch
+    auto want = make_batch(s, direct.next(6), 4);
+    auto got = prefetch.next();
+    ASSERT_TRUE(got.ids.equal(want.ids)) << "step " << step;
+    ASSERT_TRUE(got.labels.equal(want.labels)) << "step " << step;
+  }
+}
+
+TEST(Prefetch, AFailureReachesTheCaller) {
+  int calls = 0;
+  BatchPrefetcher prefetch(
+      [&]() -> Batch {
+        if (++calls == 3) throw std::runtime_error("batch 3 broke");
+        Batch b;
+        b.ids = at::zeros({1, 1}, at::kLong);
+        return b;
+      },
+      2, false);
+  prefetch.next();
+  prefetch.next();
+  EXPECT_THROW(
+      {
+        try {
+          prefetch.next();
+        } catch (const std::runtime_error& e) {
+          EXPECT_STREQ(e.what(), "batch 3 broke");
+          throw;
+        }
+      },
+      std::runtime_error);
+}
+
+}  // namespace
+}  // namespace lra::host
