@@ -205,13 +205,13 @@ std::string with_ratio(const Quantity& q, const BenchPoint& p, const BenchPoint*
 class Grid {
  public:
   explicit Grid(const std::vector<BenchPoint>& points) {
-    std::set<int64_t> lengths;
+    std::set<int64_t> ascending;
     for (const BenchPoint& p : points) {
       if (std::find(plugins.begin(), plugins.end(), p.plugin) == plugins.end()) plugins.push_back(p.plugin);
-      lengths.insert(p.length);
+      ascending.insert(p.length);
       cells_.emplace(std::make_pair(p.plugin, p.length), &p);
     }
-    this->lengths.assign(lengths.begin(), lengths.end());
+    lengths.assign(ascending.begin(), ascending.end());
   }
 
   const BenchPoint* at(const std::string& plugin, int64_t length) const {
@@ -855,8 +855,9 @@ std::string accuracy_svg(const std::vector<BenchPoint>& points,
     }
   }
   for (const auto& [plugin, value] : accuracy) {
-    if (std::find(g.plugins.begin(), g.plugins.end(), plugin) == g.plugins.end())
+    if (std::find(g.plugins.begin(), g.plugins.end(), plugin) == g.plugins.end()) {
       not_measured.push_back(plugin);
+    }
   }
 
   // Bubble area proportional to peak memory; the largest gets kMaxRadius.
@@ -897,8 +898,8 @@ std::string accuracy_svg(const std::vector<BenchPoint>& points,
   double legend_rows = static_cast<double>(bubbles.size()) + 0.5 + 3;
   for (const auto& [heading, plugins] : omitted) legend_rows += 1.5 + static_cast<double>(plugins->size());
   const double height = std::max(kBubbleHeight, std::ceil(kTop + 6 + legend_rows * kLegendRow));
-  const Panel p{kLeft + 10,       kTop, kBubbleWidth - kBubbleLegend,
-                height - kBottom, x,    accuracy_scale(accuracies)};
+  const double right = kBubbleWidth - kBubbleLegend;
+  const Panel p{kLeft + 10, kTop, right, height - kBottom, x, accuracy_scale(accuracies)};
 
   std::string s;
   open_svg(s, kBubbleWidth, height, "LRA accuracy, speed and memory", setup_text(points));
