@@ -1,9 +1,14 @@
 #include "device/device.h"
 
+#include <malloc.h>
 #include <sys/resource.h>
 
 #include <fstream>
 #include <string>
+
+// tcmalloc's C API, present when lrahost links tcmalloc (lra_fast_malloc);
+// weak so the host also runs with glibc's malloc.
+extern "C" void MallocExtension_ReleaseFreeMemory(void) __attribute__((weak));
 
 namespace lra::host {
 
@@ -55,6 +60,10 @@ void reset_peak_memory(const c10::Device& d) {
 #ifdef LRA_WITH_CUDA
   if (d.is_cuda()) return cuda_reset_peak(index_of(d));
 #endif
+  // Freed memory the allocator keeps would stay resident and count towards the
+  // next configuration's peak: hand it back to the OS first.
+  if (MallocExtension_ReleaseFreeMemory) MallocExtension_ReleaseFreeMemory();
+  malloc_trim(0);
   std::ofstream out("/proc/self/clear_refs");
   out << "5";
   out.flush();

@@ -209,6 +209,18 @@ TEST(BenchCli, MeasuresWritesReportsAndMerges) {
   EXPECT_EQ(nlohmann::json::parse(read_text(d.path() / "two" / "bench.json"))["results"].size(), 8u);
 }
 
+TEST(BenchCli, PeakMemoryIsPerConfigurationOnCpu) {
+  // A large configuration first, then a small one: the small one's peak must
+  // not inherit the large one's (the allocator's cached memory is released).
+  TempDir d;
+  auto o = lrahost("bench --plugins transformer --lengths 1024,16 --batch 8 --warmup 0 --steps 1 --repeats 1 "
+                   "--device cpu --out " + (d.path() / "b").string());
+  ASSERT_EQ(o.code, 0) << o.output;
+  const auto r = nlohmann::json::parse(read_text(d.path() / "b" / "bench.json"))["results"];
+  const auto large = r[0]["peak_memory_bytes"].get<int64_t>(), small = r[1]["peak_memory_bytes"].get<int64_t>();
+  EXPECT_LT(small + (200 << 20), large) << "large " << large << " small " << small;
+}
+
 TEST(BenchCli, BadOptionsFailBeforeMeasuring) {
   TempDir d;
   const std::string out = " --out " + (d.path() / "b").string();
