@@ -31,6 +31,8 @@ int run_cli(int argc, char** argv) {
   r->add_option("--micro-batch", run.micro_batch,
                 "Examples per forward pass; gradients are accumulated to the manifest's batch (saves memory, "
                 "same update)")->check(CLI::NonNegativeNumber);
+  r->add_flag("--resume", run.resume, "Continue the run in --out from its newest complete checkpoint (same manifest, "
+                                      "plugin, options and seed)");
   r->add_flag("--fp32", run.fp32, "On CUDA, float32 instead of bfloat16 autocast (the manifest's train.precision "
                                   "may also forbid autocast)");
 

@@ -27,6 +27,7 @@
 #include "common/sha256.h"
 #include "device/device.h"
 #include "data/task_data.h"
+#include "distributed/distributed.h"
 #include "lra/status.h"
 #include "manifest/presets.h"
 #include "model/backbone.h"
@@ -34,6 +35,7 @@
 #include "results/system_info.h"
 #include "rules/rules.h"
 #include "train/batches.h"
+#include "train/checkpoint.h"
 #include "train/trainer.h"
 
 namespace lra::host {
@@ -83,6 +85,13 @@ int run_command(const RunArgs& a) {
     choices.overrides.push_back(s);
   }
   if (a.seed) manifest.train.seed = *a.seed;  // a trial index: recorded, stays closed
+  // Data parallel when launched as several ranks; the manifest's global batch is kept.
+  const RankInfo ranks = rank_info_from_environment();
+  if (manifest.train.batch_size % ranks.world_size != 0)
+    throw Error(ErrorKind::usage, "world size " + std::to_string(ranks.world_size) + " does not divide the manifest's "
+                                      "global batch train.batch_size = " + std::to_string(manifest.train.batch_size) +
+                                      " (each rank trains on batch / world size examples)");
+  const bool lead = ranks.rank == 0;  // only rank 0 writes the run directory
   const lra::Params mixer_options = resolve_mixer_options(mixer, mixer_sets);
   const RunDivision division = classify_run(choices);
 
@@ -114,16 +123,52 @@ int run_command(const RunArgs& a) {
             : std::filesystem::path("runs") / (a.task + "-" + mixer.descriptor.name + "-" + utc_now("%Y%m%d-%H%M%S"));
   if (std::filesystem::exists(out / "result.json"))
     throw Error(ErrorKind::usage, "run directory " + out.string() + " already holds a result.json; choose another --out");
-  std::filesystem::create_directories(out);
-  log->sinks().push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>((out / "run.log").string(), true));
+  // What a checkpoint must share with this invocation to be continued by it.
+  const nlohmann::json identity = {{"task", a.task},
+                                   {"manifest_sha256", choices.manifest_sha256},
+                                   {"overrides", choices.overrides},
+                                   {"plugin", mixer.descriptor.name},
+                                   {"plugin_sha256", mixer.sha256},
+                                   {"mixer_options", params_json(mixer_options)},
+                                   {"seed", manifest.train.seed},
+                                   {"data_fingerprint", data.fingerprint}};
+  std::optional<std::filesystem::path> resume_from;
+  if (a.resume) {
+    if (!a.out) throw Error(ErrorKind::usage, "--resume needs --out DIR, the run directory to continue");
+    resume_from = latest_checkpoint(out);
+    if (!resume_from)
+      throw Error(ErrorKind::usage, "--resume: " + out.string() + " holds no complete checkpoint (checkpoints/step-N/)");
+    const auto stored = read_checkpoint_state(*resume_from).identity;
+    for (const auto& [key, value] : identity.items())
+      if (!stored.contains(key) || stored[key] != value)
+        throw Error(ErrorKind::rules, "--resume: " + resume_from->string() + " was written with " + key + " = " +
+                                          (stored.contains(key) ? stored[key].dump() : "(none)") + ", this run has " +
+                                          value.dump() + "; resume with the same manifest, plugin, options and seed");
+  } else if (latest_checkpoint(out)) {
+    throw Error(ErrorKind::usage, "run directory " + out.string() + " holds checkpoints of an unfinished run; pass "
+                                  "--resume to continue it or choose another --out");
+  }
+  if (lead) {
+    std::filesystem::create_directories(out);
+    log->sinks().push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>((out / "run.log").string(), true));
+  }
   log->info("lrahost {} — {} on {} ({} preset, {} division), seed {}, run dir {}", build_info().version,
             mixer.descriptor.name, a.task, a.manifest ? "custom" : a.preset, division.name, manifest.train.seed, out.string());
   for (const auto& r : division.reasons) log->info("open division: {}", r);
 
-  const torch::Device device = pick_device(a.device);
-  TrainerOptions topts{manifest.train, manifest.model.max_len, device, static_cast<bool>(isatty(STDERR_FILENO)),
-                       a.micro_batch, device.is_cuda() && !a.fp32 && manifest.train.precision != "float32"};
+  torch::Device device = pick_device(a.device);
+  if (device.is_cuda() && ranks.world_size > 1) device = torch::Device(torch::kCUDA, ranks.local_rank);
+  std::unique_ptr<Distributed> dist;
+  if (ranks.world_size > 1) {
+    dist = std::make_unique<Distributed>(ranks, device);
+    log->info("data parallel: rank {} of {} ({}, {}), {} examples per rank per step", ranks.rank, ranks.world_size,
+              dist->backend(), ranks.source, manifest.train.batch_size / ranks.world_size);
+  }
+  TrainerOptions topts{manifest.train, manifest.model.max_len, device, static_cast<bool>(isatty(STDERR_FILENO)) && lead,
+                       a.micro_batch, device.is_cuda() && !a.fp32 && manifest.train.precision != "float32",
+                       lead ? out : std::filesystem::path(), identity, resume_from, dist.get()};
   TrainResult tr = train_and_evaluate(model, data.dataset, topts, *log);
+  if (!lead) return 0;  // rank 0 evaluates and writes the results
 
   {  // the final model, for `lrahost span` and reuse
     torch::serialize::OutputArchive ar;
@@ -170,6 +215,7 @@ int run_command(const RunArgs& a) {
         {"examples", {{"train", data.dataset.train.size()}, {"val", data.dataset.val.size()}, {"test", data.dataset.test.size()}}}}},
       {"rules", {{"reference_params", budget.reference}, {"param_budget_ratio", budget.ratio}, {"param_budget", budget.budget}}},
       {"seed", manifest.train.seed},
+      {"distributed", {{"world_size", ranks.world_size}, {"backend", dist ? dist->backend() : "none"}, {"launcher", ranks.source}}},
       {"overrides", choices.overrides},
       {"config", to_json(manifest)},
       {"metrics",
@@ -192,7 +238,8 @@ int run_command(const RunArgs& a) {
         {"device", describe_device(device)},
         {"precision", topts.bf16 ? "bfloat16 autocast" : "float32"},
         {"threads", threads},
-        {"micro_batch", topts.micro_batch > 0 ? topts.micro_batch : manifest.train.batch_size}}},
+        {"micro_batch", topts.micro_batch > 0 ? topts.micro_batch : manifest.train.batch_size},
+        {"resumed_from", resume_from ? nlohmann::json(resume_from->filename().string()) : nlohmann::json(nullptr)}}},
       {"command_line", a.command_line},
       {"started_at", started_at},
       {"finished_at", utc_now()},

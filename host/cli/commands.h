@@ -17,6 +17,7 @@ struct RunArgs {
   int threads = 0;  // 0 = all cores
   int64_t micro_batch = 0;  // 0 = whole batch
   bool fp32 = false;        // no bfloat16 autocast on CUDA
+  bool resume = false;      // continue from the newest complete checkpoint in --out
   std::vector<std::string> command_line;
 };
 int run_command(const RunArgs& args);

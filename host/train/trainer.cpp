@@ -12,6 +12,7 @@
 #include "manifest/schedule.h"
 #include "train/autocast.h"
 #include "train/batches.h"
+#include "train/checkpoint.h"
 #include "train/prefetch.h"
 
 // Present when LibTorch links OpenBLAS; null otherwise (MKL builds, CUDA wheels).
@@ -81,31 +82,62 @@ TrainResult train_and_evaluate(Classifier& model, const lra::Dataset& data, cons
                                                    .eps(t.eps)
                                                    .weight_decay(t.weight_decay));
   IndexStream stream(static_cast<int64_t>(data.train.size()), t.seed);
+  int64_t first_step = 0;
+  double window_count = 0;
+  double resumed_loss = 0, resumed_correct = 0;
+  if (o.resume_from) {
+    load_checkpoint(*o.resume_from, *model, opt, o.device);
+    const CheckpointState st = read_checkpoint_state(*o.resume_from);
+    first_step = st.step;
+    const auto& p = st.progress;
+    resumed_loss = p.at("window_loss").get<double>();
+    resumed_correct = p.at("window_correct").get<double>();
+    window_count = p.at("window_count").get<double>();
+    r.best_val_accuracy = p.at("best_val_accuracy").get<double>();
+    r.best_val_step = p.at("best_val_step").get<int64_t>();
+    r.final_train_loss = p.at("final_train_loss").get<double>();
+    r.final_train_accuracy = p.at("final_train_accuracy").get<double>();
+    r.history = p.at("history");
+    // The data order is a function of the seed and the number of batches
+    // drawn: replaying the draws puts the stream where the run stopped.
+    for (int64_t i = 0; i < first_step; ++i) stream.next(t.batch_size);
+    log.info("resumed from {} at update {}", o.resume_from->string(), first_step);
+  }
   // Batches are cut on a background thread, in the stream's order.
-  BatchPrefetcher prefetch([&] { return make_batch(data.train, stream.next(t.batch_size), o.max_len); }, 4,
-                           o.device.is_cuda());
+  // Data parallel: every rank draws the same global batch from the stream
+  // and keeps its own contiguous slice of it.
+  const int world = o.dist ? o.dist->world_size() : 1, rank = o.dist ? o.dist->rank() : 0;
+  const int64_t local_batch = t.batch_size / world;
+  BatchPrefetcher prefetch(
+      [&] {
+        auto idx = stream.next(t.batch_size);
+        std::vector<int64_t> mine(idx.begin() + rank * local_batch, idx.begin() + (rank + 1) * local_batch);
+        return make_batch(data.train, mine, o.max_len);
+      },
+      4, o.device.is_cuda());
+  const bool evaluates = rank == 0;
   const bool bf16 = o.bf16 && o.device.is_cuda();
 
   // Since the last report, summed on the device and read only at report
   // time: the step loop itself never waits for the device.
   const auto dev_double = torch::TensorOptions().dtype(torch::kDouble).device(o.device);
-  auto window_loss = torch::zeros({}, dev_double), window_correct = torch::zeros({}, dev_double);
-  double window_count = 0;
+  auto window_loss = torch::full({}, resumed_loss, dev_double), window_correct = torch::full({}, resumed_correct, dev_double);
   const auto start = Clock::now();
   double eval_time = 0;
   const int64_t report_every = std::max<int64_t>(1, std::min<int64_t>(t.eval_every, 50));
   auto last_report = start;
 
-  for (int64_t step = 0; step < t.steps; ++step) {
+  r.steps = first_step;
+  for (int64_t step = first_step; step < t.steps; ++step) {
     // s = updates done before this one, so the very first update uses lr(0).
     const double lr = learning_rate(t, step);
     for (auto& g : opt.param_groups()) static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
 
     auto b = prefetch.next();
     opt.zero_grad();
-    const int64_t micro = o.micro_batch > 0 ? std::min(o.micro_batch, t.batch_size) : t.batch_size;
-    for (int64_t first = 0; first < t.batch_size; first += micro) {
-      const int64_t n = std::min(micro, t.batch_size - first);
+    const int64_t micro = o.micro_batch > 0 ? std::min(o.micro_batch, local_batch) : local_batch;
+    for (int64_t first = 0; first < local_batch; first += micro) {
+      const int64_t n = std::min(micro, local_batch - first);
       auto mb = b.narrow(first, n).to(o.device);
       const auto& labels = mb.labels;
       torch::Tensor logits, loss;
@@ -120,24 +152,45 @@ TrainResult train_and_evaluate(Classifier& model, const lra::Dataset& data, cons
       window_loss += loss.detach().to(torch::kDouble) * t.batch_size;
       window_correct += logits.argmax(-1).eq(labels).sum().to(torch::kDouble);
     }
+    if (o.dist) {
+      // Each rank's loss is its slice's sum over the global batch size, so
+      // the summed gradients are exactly the global batch's mean gradient.
+      std::vector<at::Tensor> grads;
+      for (auto& p : model->parameters())
+        if (p.grad().defined()) grads.push_back(p.grad());
+      o.dist->all_reduce_sum(grads);
+    }
     if (t.grad_clip > 0) torch::nn::utils::clip_grad_norm_(model->parameters(), t.grad_clip);
     opt.step();
-    window_count += t.batch_size;
+    window_count += local_batch;
     r.steps = step + 1;
 
     // Validation after every eval_every updates, the last one included (LRA's
     // loop evaluated one update later and skipped the final model).
     const bool eval_now = (step + 1) % t.eval_every == 0 || step + 1 == t.steps;
-    // Also report at least every 30 s, so slow runs (official ListOps on CPU) show life.
-    const bool report_now = eval_now || (step + 1) % report_every == 0 || seconds_since(last_report) >= 30;
+    // Reports (which close the averaging window) fall on fixed steps, so a
+    // resumed run averages exactly the same steps as an uninterrupted one.
+    const bool report_now = eval_now || (step + 1) % report_every == 0;
+    if (!report_now && seconds_since(last_report) >= 30) {  // slow runs (official ListOps on CPU) show life
+      const double train_s = seconds_since(start) - eval_time;
+      const double sps = (r.steps - first_step) / std::max(train_s, 1e-9);
+      log.info("step {:>6}/{}  {:.2f} steps/s  ETA {}", step + 1, t.steps, sps, format_eta((t.steps - step - 1) / sps));
+      last_report = Clock::now();
+    }
     if (report_now) {
-      r.final_train_loss = window_loss.item<double>() / window_count;
-      r.final_train_accuracy = window_correct.item<double>() / window_count;
+      double sums[3] = {window_loss.item<double>(), window_correct.item<double>(), window_count};
+      if (o.dist) {
+        auto all = torch::tensor({sums[0], sums[1], sums[2]}, torch::kDouble);
+        o.dist->all_reduce_sum({all});
+        for (int i = 0; i < 3; ++i) sums[i] = all[i].item<double>();
+      }
+      r.final_train_loss = sums[0] / sums[2];
+      r.final_train_accuracy = sums[1] / sums[2];
       if (!std::isfinite(r.final_train_loss))
         throw Error(ErrorKind::internal, "training diverged: the loss is not finite by step " + std::to_string(step + 1) +
                                              "; no result is written");
       const double train_s = seconds_since(start) - eval_time;
-      const double sps = r.steps / std::max(train_s, 1e-9);
+      const double sps = (r.steps - first_step) / std::max(train_s, 1e-9);
       if (o.live_progress) {
         std::fprintf(stderr, "\r  step %lld/%lld  loss %.4f  acc %.3f  %.2f steps/s  ETA %s   ",
                      static_cast<long long>(step + 1), static_cast<long long>(t.steps), r.final_train_loss,
@@ -148,7 +201,7 @@ TrainResult train_and_evaluate(Classifier& model, const lra::Dataset& data, cons
                           {"lr", lr},
                           {"train_loss", r.final_train_loss},
                           {"train_accuracy", r.final_train_accuracy}};
-      if (eval_now) {
+      if (eval_now && evaluates) {
         const auto t0 = Clock::now();
         auto v = evaluate(model, data.val, o.max_len, t.eval_batch_size, o.device, bf16);
         eval_time += seconds_since(t0);
@@ -172,18 +225,35 @@ TrainResult train_and_evaluate(Classifier& model, const lra::Dataset& data, cons
       window_correct.zero_();
       window_count = 0;
     }
+    if (!o.run_dir.empty() && t.checkpoint_every > 0 && (step + 1) % t.checkpoint_every == 0 && step + 1 < t.steps) {
+      const auto t0 = Clock::now();
+      CheckpointState st;
+      st.step = step + 1;
+      st.identity = o.identity;
+      st.progress = {{"window_loss", window_loss.item<double>()},
+                     {"window_correct", window_correct.item<double>()},
+                     {"window_count", window_count},
+                     {"best_val_accuracy", r.best_val_accuracy},
+                     {"best_val_step", r.best_val_step},
+                     {"final_train_loss", r.final_train_loss},
+                     {"final_train_accuracy", r.final_train_accuracy},
+                     {"history", r.history}};
+      save_checkpoint(o.run_dir, st, *model, opt);
+      eval_time += seconds_since(t0);  // not training time
+      log.info("checkpoint at update {} ({:.1f} s)", step + 1, seconds_since(t0));
+    }
   }
   if (o.live_progress) std::fprintf(stderr, "\n");
   r.train_seconds = seconds_since(start) - eval_time;
-  r.steps_per_second = r.steps / std::max(r.train_seconds, 1e-9);
+  r.steps_per_second = (r.steps - first_step) / std::max(r.train_seconds, 1e-9);
 
   // Test on the final parameters, as LRA's image tasks do and as its ListOps
   // test-only run was meant to (the restore there is reported broken).
   const auto t0 = Clock::now();
-  r.test = evaluate(model, data.test, o.max_len, t.eval_batch_size, o.device, bf16);
+  if (evaluates) r.test = evaluate(model, data.test, o.max_len, t.eval_batch_size, o.device, bf16);
   eval_time += seconds_since(t0);
   r.eval_seconds = eval_time;
-  log.info("test loss {:.4f} accuracy {:.4f} over {} examples", r.test.loss, r.test.accuracy, r.test.count);
+  if (evaluates) log.info("test loss {:.4f} accuracy {:.4f} over {} examples", r.test.loss, r.test.accuracy, r.test.count);
   return r;
 }
 

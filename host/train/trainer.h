@@ -3,7 +3,9 @@
 // validation split every eval_every steps, test on the final parameters.
 #pragma once
 
+#include <filesystem>
 #include <functional>
+#include <optional>
 #include <memory>
 
 #include <nlohmann/json.hpp>
@@ -11,6 +13,7 @@
 
 #include "lra/task.h"
 #include "manifest/manifest.h"
+#include "distributed/distributed.h"
 #include "model/backbone.h"
 
 namespace lra::host {
@@ -44,6 +47,15 @@ struct TrainerOptions {
   // only peak memory changes (ListOps at 2K tokens needs ~50 GB at batch 32).
   int64_t micro_batch = 0;
   bool bf16 = false;  // bfloat16 autocast for forward and loss (CUDA only; ignored on CPU)
+  // Checkpoints every train.checkpoint_every updates into <run_dir>/checkpoints
+  // (empty run_dir: none), stamped with `identity`. resume_from: continue from
+  // that checkpoint (train/checkpoint.h).
+  std::filesystem::path run_dir;
+  nlohmann::json identity;
+  std::optional<std::filesystem::path> resume_from;
+  // Data parallel (null: one process). Each rank trains on its slice of every
+  // global batch; only rank 0 evaluates.
+  Distributed* dist = nullptr;
 };
 
 // Splits CPU threads between LibTorch and the BLAS. With OpenBLAS (Debian's

@@ -1,7 +1,9 @@
 // Runs the lrahost binary as a user would and captures exit code and output.
 #pragma once
 
+#include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -9,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+
+extern "C" char** environ;
 
 namespace lra::test {
 
@@ -58,6 +62,16 @@ inline std::string read_text(const std::filesystem::path& p) {
 inline void write_text(const std::filesystem::path& p, const std::string& s) {
   std::filesystem::create_directories(p.parent_path());
   std::ofstream(p) << s;
+}
+
+// Starts lrahost in the background (stdout and stderr to `log`, `env` as
+// "NAME=value ..." prefixes) and returns its pid; -1 if it could not start.
+inline pid_t spawn_lrahost(const std::string& args, const std::filesystem::path& log, const std::string& env = "") {
+  const std::string cmd = "exec env " + env + " " + LRAHOST_BIN + " " + args + " > " + log.string() + " 2>&1";
+  pid_t pid = -1;
+  const char* argv[] = {"/bin/sh", "-c", cmd.c_str(), nullptr};
+  if (posix_spawn(&pid, "/bin/sh", nullptr, nullptr, const_cast<char* const*>(argv), environ) != 0) return -1;
+  return pid;
 }
 
 inline std::string fixture_plugin(const std::string& name) {

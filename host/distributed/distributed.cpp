@@ -1,0 +1,144 @@
+#include "distributed/distributed.h"
+
+#include <cstdlib>
+
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#ifdef USE_C10D_NCCL
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+
+#include "lra/status.h"
+
+extern char** environ;
+
+namespace lra::host {
+
+class ProcessGroupHandle {
+ public:
+  c10::intrusive_ptr<c10d::ProcessGroup> pg;
+};
+
+namespace {
+
+int parse_int(const std::map<std::string, std::string>& env, const std::string& key, int fallback, int min) {
+  auto it = env.find(key);
+  if (it == env.end() || it->second.empty()) return fallback;
+  try {
+    size_t used = 0;
+    const int v = std::stoi(it->second, &used);
+    if (used == it->second.size() && v >= min) return v;
+  } catch (const std::exception&) {
+  }
+  throw Error(ErrorKind::usage, "environment variable " + key + "=" + it->second + ": expected an integer >= " +
+                                    std::to_string(min));
+}
+
+}  // namespace
+
+RankInfo rank_info_from(const std::map<std::string, std::string>& env) {
+  RankInfo r;
+  const bool torch_env = env.count("WORLD_SIZE") > 0;
+  const bool slurm = !torch_env && env.count("SLURM_NTASKS") > 0 && env.count("SLURM_PROCID") > 0;
+  if (torch_env) {
+    r.world_size = parse_int(env, "WORLD_SIZE", 1, 1);
+    r.rank = parse_int(env, "RANK", 0, 0);
+    r.local_rank = parse_int(env, "LOCAL_RANK", r.rank, 0);
+    r.source = "torch environment";
+  } else if (slurm) {
+    r.world_size = parse_int(env, "SLURM_NTASKS", 1, 1);
+    r.rank = parse_int(env, "SLURM_PROCID", 0, 0);
+    r.local_rank = parse_int(env, "SLURM_LOCALID", 0, 0);
+    r.source = "slurm";
+  } else {
+    r.source = "single process";
+    return r;
+  }
+  if (r.rank >= r.world_size)
+    throw Error(ErrorKind::usage, "rank " + std::to_string(r.rank) + " is not below the world size " +
+                                      std::to_string(r.world_size) + " (" + r.source + ")");
+  if (auto it = env.find("MASTER_ADDR"); it != env.end() && !it->second.empty()) r.master_addr = it->second;
+  r.master_port = parse_int(env, "MASTER_PORT", 29500, 1);
+  if (r.master_port > 65535) throw Error(ErrorKind::usage, "MASTER_PORT=" + std::to_string(r.master_port) + ": not a port");
+  return r;
+}
+
+RankInfo rank_info_from_environment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string kv(*e);
+    auto eq = kv.find('=');
+    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return rank_info_from(env);
+}
+
+Distributed::Distributed(const RankInfo& info, const c10::Device& device)
+    : info_(info), pg_(std::make_unique<ProcessGroupHandle>()) {
+  c10d::TCPStoreOptions so;
+  so.port = static_cast<std::uint16_t>(info.master_port);
+  so.isServer = info.rank == 0;
+  so.numWorkers = info.world_size;
+  so.waitWorkers = true;
+  c10::intrusive_ptr<c10d::Store> store;
+  try {
+    store = c10::make_intrusive<c10d::TCPStore>(info.master_addr, so);
+  } catch (const std::exception& e) {
+    std::string msg = e.what();
+    msg.resize(std::min(msg.size(), msg.find('\n')));
+    throw Error(ErrorKind::usage, "rendezvous at " + info.master_addr + ":" + std::to_string(info.master_port) +
+                                      " failed for rank " + std::to_string(info.rank) + ": " + msg +
+                                      " (check MASTER_ADDR/MASTER_PORT and that every rank started)");
+  }
+  if (device.is_cuda()) {
+#ifdef USE_C10D_NCCL
+    backend_ = "nccl";
+    pg_->pg = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, info.rank, info.world_size);
+#else
+    throw Error(ErrorKind::usage, "distributed training on CUDA needs a LibTorch built with NCCL");
+#endif
+  } else {
+    backend_ = "gloo";
+    auto opts = c10d::ProcessGroupGloo::Options::create();
+    const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
+    opts->devices.push_back(ifname && *ifname ? c10d::ProcessGroupGloo::createDeviceForInterface(ifname)
+                            : info.master_addr == "127.0.0.1" || info.master_addr == "localhost"
+                                ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
+                                : c10d::ProcessGroupGloo::createDefaultDevice());
+    opts->threads = 2;
+    pg_->pg = c10::make_intrusive<c10d::ProcessGroupGloo>(store, info.rank, info.world_size, opts);
+  }
+}
+
+Distributed::~Distributed() = default;
+
+void Distributed::all_reduce_sum(const std::vector<at::Tensor>& tensors, int64_t bucket_bytes) {
+  size_t i = 0;
+  while (i < tensors.size()) {
+    // A bucket: consecutive tensors of one dtype and device up to bucket_bytes.
+    std::vector<at::Tensor> bucket{tensors[i]};
+    int64_t bytes = tensors[i].numel() * tensors[i].element_size();
+    size_t j = i + 1;
+    while (j < tensors.size() && tensors[j].scalar_type() == tensors[i].scalar_type() &&
+           tensors[j].device() == tensors[i].device() && bytes + tensors[j].numel() * tensors[j].element_size() <= bucket_bytes) {
+      bytes += tensors[j].numel() * tensors[j].element_size();
+      bucket.push_back(tensors[j++]);
+    }
+    std::vector<at::Tensor> flat{at::cat([&] {
+      std::vector<at::Tensor> v;
+      for (const auto& t : bucket) v.push_back(t.reshape({-1}));
+      return v;
+    }())};
+    pg_->pg->allreduce(flat)->wait();
+    int64_t offset = 0;
+    for (auto& t : bucket) {
+      t.copy_(flat[0].narrow(0, offset, t.numel()).view(t.sizes()));
+      offset += t.numel();
+    }
+    i = j;
+  }
+}
+
+void Distributed::barrier() { pg_->pg->barrier()->wait(); }
+
+}  // namespace lra::host

@@ -1,0 +1,43 @@
+// Checkpoints of a training run: everything needed to continue exactly where
+// a run stopped — parameters, optimizer moments, the update counter (which
+// fixes the schedule position and the data order), the CPU random generator,
+// the running report window, the history — plus the run's identity, so a
+// resume against another manifest, plugin or seed is refused.
+//
+// Layout: <run>/checkpoints/step-<N>/{model.pt, optimizer.pt, rng.pt, state.json}.
+// Each is written into step-<N>.tmp/ and renamed into place when complete,
+// so a kill at any instant leaves the previous checkpoint intact; the two
+// newest are kept.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+#include <torch/nn/module.h>
+#include <torch/optim/optimizer.h>
+
+namespace lra::host {
+
+struct CheckpointState {
+  int64_t step = 0;              // updates done
+  nlohmann::json identity;       // what must match for a resume (see cmd_run)
+  nlohmann::json progress;       // trainer bookkeeping: window sums, best validation, history
+};
+
+void save_checkpoint(const std::filesystem::path& run_dir, const CheckpointState& state, torch::nn::Module& model,
+                     torch::optim::Optimizer& optimizer);
+
+// The newest complete checkpoint folder under run_dir, if any.
+std::optional<std::filesystem::path> latest_checkpoint(const std::filesystem::path& run_dir);
+
+// Reads state.json (for the identity check before anything is built).
+CheckpointState read_checkpoint_state(const std::filesystem::path& checkpoint);
+
+// Restores parameters, optimizer state and the CPU random generator.
+// Tensors are loaded onto `device` (where the model and optimizer live).
+void load_checkpoint(const std::filesystem::path& checkpoint, torch::nn::Module& model,
+                     torch::optim::Optimizer& optimizer, const torch::Device& device);
+
+}  // namespace lra::host

@@ -1,0 +1,66 @@
+// Data-parallel training on c10d (Gloo on CPU): two ranks on 127.0.0.1 give
+// the training losses of one process with the same global batch and seed.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_harness.h"
+
+namespace lra::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Dropout off: two ranks draw their dropout masks from two generators, one
+// process from one, so only the dropout-free computation can match.
+const std::string kRun =
+    "run --plugin transformer --task listops --preset smoke --set train.steps=60 --set train.eval_every=30 "
+    "--set model.dropout=0 --set model.attention_dropout=0 --threads 1";
+
+TEST(Distributed, TwoGlooRanksMatchOneProcess) {
+  TempDir d;
+  auto single = lrahost(kRun + " --out " + (d.path() / "one").string());
+  ASSERT_EQ(single.code, 0) << single.output;
+
+  const std::string port = std::to_string(20000 + getpid() % 20000);
+  const std::string env = "WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port;
+  const auto two = d.path() / "two";
+  const pid_t rank1 = spawn_lrahost(kRun + " --out " + two.string(), d.path() / "rank1.log", env + " RANK=1");
+  ASSERT_GT(rank1, 0);
+  auto rank0 = lrahost(kRun + " --out " + two.string(), env + " RANK=0");
+  int status = 0;
+  waitpid(rank1, &status, 0);
+  ASSERT_EQ(rank0.code, 0) << rank0.output;
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << read_text(d.path() / "rank1.log");
+  EXPECT_NE(rank0.output.find("rank 0 of 2 (gloo"), std::string::npos) << rank0.output;
+
+  const auto a = nlohmann::json::parse(read_text(d.path() / "one" / "result.json"));
+  const auto b = nlohmann::json::parse(read_text(two / "result.json"));
+  ASSERT_EQ(a["history"].size(), b["history"].size());
+  for (size_t i = 0; i < a["history"].size(); ++i) {
+    const double x = a["history"][i]["train_loss"], y = b["history"][i]["train_loss"];
+    EXPECT_NEAR(x, y, 1e-5 * std::abs(x)) << "report " << i;
+  }
+  EXPECT_EQ(b["distributed"]["world_size"], 2);
+  EXPECT_EQ(b["distributed"]["backend"], "gloo");
+  EXPECT_EQ(a["distributed"]["world_size"], 1);
+  EXPECT_NEAR(a["metrics"]["test_accuracy"].get<double>(), b["metrics"]["test_accuracy"].get<double>(), 0.005);
+}
+
+TEST(Distributed, AWorldSizeThatDoesNotDivideTheBatchIsRefused) {
+  TempDir d;
+  auto o = lrahost(kRun + " --out " + (d.path() / "x").string(), "WORLD_SIZE=3 RANK=0 MASTER_PORT=29999");
+  EXPECT_EQ(o.code, 2) << o.output;
+  EXPECT_NE(o.output.find("world size 3 does not divide"), std::string::npos) << o.output;
+  auto bad = lrahost(kRun + " --out " + (d.path() / "y").string(), "WORLD_SIZE=2 RANK=5");
+  EXPECT_EQ(bad.code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("rank 5"), std::string::npos) << bad.output;
+  EXPECT_FALSE(fs::exists(d.path() / "x"));
+}
+
+}  // namespace
+}  // namespace lra::test
