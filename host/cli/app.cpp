@@ -99,6 +99,30 @@ int run_cli(int argc, char** argv) {
   b->add_flag("--fp32", bn.fp32, "On CUDA, float32 instead of bfloat16 autocast");
   b->add_option("--threads", bn.threads, "CPU threads (0 = all cores)");
 
+  SweepArgs sw;
+  auto* sp = app.add_subcommand("sweep", "Plan every plugin x task x seed as one Slurm job array (or run them here), "
+                                         "and collect the results");
+  sp->add_option("--plugins", sw.plugins, "Comma-separated mixer plugins");
+  sp->add_option("--tasks", sw.tasks, "Comma-separated tasks");
+  sp->add_option("--seeds", sw.seeds, "Comma-separated trial seeds");
+  sp->add_option("--out", sw.out, "Sweep directory (sweep.json, sweep.sbatch, runs/, logs/)");
+  sp->add_option("--preset", sw.preset, "official or smoke")->check(CLI::IsMember({"official", "smoke"}));
+  sp->add_option("--set", sw.sets, "KEY=VALUE passed to every run");
+  sp->add_option("--data-dir", sw.data_dir, "Data root for every run");
+  sp->add_flag("--slurm", sw.slurm, "Write a Slurm job array (sweep.sbatch) instead of running here");
+  sp->add_flag("--submit", sw.submit, "With --slurm: submit it with sbatch");
+  sp->add_option("--partition", sw.partition, "Slurm partition");
+  sp->add_option("--time", sw.time, "Slurm time limit per run, e.g. 04:00:00");
+  sp->add_option("--gpus", sw.gpus, "GPUs per run (--gres=gpu:N)");
+  sp->add_option("--cpus", sw.cpus, "CPUs per run");
+  sp->add_option("--mem", sw.mem, "Memory per run, e.g. 32G");
+  sp->add_option("--max-parallel", sw.max_parallel, "At most this many array tasks at once (0 = no limit)");
+  sp->add_option("--job-name", sw.job_name, "Slurm job name");
+  sp->add_option("--collect", sw.collect, "Gather the results of the sweep in DIR into leaderboard.md/json");
+  sp->add_option("--run-index", sw.run_index, "Run entry I of the plan in DIR (what each array task does)");
+  sp->add_option("dir", sw.run_dir, "The sweep directory, with --run-index");
+  sp->add_option("--threads", sw.threads, "CPU threads for --run-index (0 = all cores)");
+
   std::string inspect_target;
   auto* in = app.add_subcommand("inspect", "Show a plugin's descriptor, build facts, compatibility and options");
   in->add_option("plugin", inspect_target, "PATH to a .so or a plugin NAME")->required();
@@ -125,6 +149,7 @@ int run_cli(int argc, char** argv) {
     return forget_command(fg);
   }
   if (*b) return bench_command(bn);
+  if (*sp) return sweep_command(sw);
   if (*g) return data_generate_command(gen);
   if (*c) return data_check_command(check_task, check_dir, check_threads);
   if (*in) return inspect_command(inspect_target);

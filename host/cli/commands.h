@@ -59,6 +59,20 @@ struct BenchArgs {
 };
 int bench_command(const BenchArgs& args);
 
+struct SweepArgs {
+  std::string plugins, tasks, seeds = "0", out, preset = "official";
+  std::vector<std::string> sets;
+  std::optional<std::string> data_dir;
+  bool slurm = false, submit = false;
+  std::string partition, time, mem, job_name = "lrahost";
+  int64_t gpus = 0, cpus = 4, max_parallel = 0;
+  std::string collect;                 // --collect DIR
+  std::optional<int64_t> run_index;    // --run-index I DIR: one entry (what each array task runs)
+  std::string run_dir;
+  int threads = 0;
+};
+int sweep_command(const SweepArgs& args);
+
 int inspect_command(const std::string& plugin);
 int plugins_command();
 int verify_command(const std::vector<std::string>& paths);

@@ -1,0 +1,268 @@
+// `lrahost sweep`: every plugin x task x seed of a study as one plan
+// (sweep.json), run as a Slurm job array (--slurm [--submit]) or one after
+// another here, and `--collect` to gather the results into a table.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/run_support.h"
+#include "common/atomic_file.h"
+#include "lra/status.h"
+
+namespace lra::host {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr const char* kSweepSchema = "lrahost.sweep/v1";
+
+std::vector<std::string> split_list(const std::string& s, const std::string& what) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  if (out.empty()) throw Error(ErrorKind::usage, what + ": expected a comma-separated list, got '" + s + "'");
+  return out;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string self_path() {
+  std::error_code ec;
+  auto p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("lrahost") : p.string();
+}
+
+json read_plan(const fs::path& dir) {
+  std::ifstream in(dir / "sweep.json");
+  if (!in) throw Error(ErrorKind::usage, (dir / "sweep.json").string() + ": no sweep plan here (make one with lrahost sweep --plugins ... --out DIR)");
+  try {
+    json j = json::parse(in);
+    if (j.value("schema", "") != kSweepSchema) throw std::runtime_error("schema is not " + std::string(kSweepSchema));
+    return j;
+  } catch (const std::exception& e) {
+    throw Error(ErrorKind::usage, (dir / "sweep.json").string() + ": " + e.what());
+  }
+}
+
+// The `lrahost run` arguments of one entry.
+std::vector<std::string> run_args(const json& plan, const json& entry) {
+  std::vector<std::string> a = {"run",    "--plugin", entry["plugin"], "--task", entry["task"], "--seed",
+                                std::to_string(entry["seed"].get<int64_t>()), "--out", entry["out"],
+                                "--preset", plan["preset"]};
+  for (const auto& s : plan["sets"]) a.insert(a.end(), {"--set", s.get<std::string>()});
+  if (plan.contains("data_dir") && !plan["data_dir"].is_null()) a.insert(a.end(), {"--data-dir", plan["data_dir"]});
+  return a;
+}
+
+int make_plan(const SweepArgs& a) {
+  const auto plugins = split_list(a.plugins, "--plugins"), tasks = split_list(a.tasks, "--tasks");
+  std::vector<int64_t> seeds;
+  for (const auto& s : split_list(a.seeds, "--seeds")) {
+    try {
+      size_t used = 0;
+      seeds.push_back(std::stoll(s, &used));
+      if (used != s.size() || seeds.back() < 0) throw std::invalid_argument(s);
+    } catch (const std::exception&) {
+      throw Error(ErrorKind::usage, "--seeds: '" + s + "' is not an integer >= 0");
+    }
+  }
+  const fs::path out = fs::absolute(a.out);
+  if (fs::exists(out / "sweep.json"))
+    throw Error(ErrorKind::usage, out.string() + " already holds a sweep.json; choose another --out or --collect it");
+  json entries = json::array();
+  for (const auto& t : tasks)
+    for (const auto& p : plugins)
+      for (int64_t s : seeds)
+        entries.push_back({{"index", entries.size()},
+                           {"plugin", p},
+                           {"task", t},
+                           {"seed", s},
+                           {"out", (out / "runs" / (t + "-" + fs::path(p).stem().string() + "-seed" + std::to_string(s))).string()}});
+  json plan = {{"schema", kSweepSchema},
+               {"lrahost", self_path()},
+               {"preset", a.preset},
+               {"sets", a.sets},
+               {"data_dir", a.data_dir ? json(fs::absolute(*a.data_dir).string()) : json(nullptr)},
+               {"entries", entries},
+               {"created_at", utc_now()}};
+  fs::create_directories(out / "logs");
+  write_file_atomic(out / "sweep.json", plan.dump(2) + "\n");
+  std::printf("sweep: %zu runs (%zu plugins x %zu tasks x %zu seeds) planned in %s\n", entries.size(), plugins.size(),
+              tasks.size(), seeds.size(), (out / "sweep.json").c_str());
+  if (!a.slurm) {
+    // Here, one after another; each run is its own process, so one failure is recorded and the rest go on.
+    int failed = 0;
+    for (const auto& e : entries) {
+      const std::string cmd = shell_quote(self_path()) + " sweep --run-index " + std::to_string(e["index"].get<int64_t>()) +
+                              " " + shell_quote(out.string()) + " > " +
+                              shell_quote((out / "logs" / ("local_" + std::to_string(e["index"].get<int64_t>()) + ".out")).string()) + " 2>&1";
+      const int rc = std::system(cmd.c_str());
+      const int code = WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
+      std::printf("  [%lld] %s on %s, seed %lld: %s\n", static_cast<long long>(e["index"].get<int64_t>()),
+                  e["plugin"].get<std::string>().c_str(), e["task"].get<std::string>().c_str(),
+                  static_cast<long long>(e["seed"].get<int64_t>()), code == 0 ? "done" : ("FAILED (exit " + std::to_string(code) + ")").c_str());
+      failed += code != 0;
+    }
+    std::printf("sweep: %d of %zu runs failed; gather with lrahost sweep --collect %s\n", failed, entries.size(), out.c_str());
+    return 0;
+  }
+  // One Slurm job array: array task i runs entry i.
+  std::ostringstream sb;
+  sb << "#!/bin/bash\n"
+     << "#SBATCH --job-name=" << a.job_name << "\n"
+     << "#SBATCH --array=0-" << entries.size() - 1 << (a.max_parallel > 0 ? "%" + std::to_string(a.max_parallel) : "") << "\n"
+     << "#SBATCH --output=" << (out / "logs" / "%A_%a.out").string() << "\n"
+     << "#SBATCH --ntasks=1\n"
+     << "#SBATCH --cpus-per-task=" << a.cpus << "\n";
+  if (a.gpus > 0) sb << "#SBATCH --gres=gpu:" << a.gpus << "\n";
+  if (!a.time.empty()) sb << "#SBATCH --time=" << a.time << "\n";
+  if (!a.partition.empty()) sb << "#SBATCH --partition=" << a.partition << "\n";
+  if (!a.mem.empty()) sb << "#SBATCH --mem=" << a.mem << "\n";
+  sb << "# Written by lrahost sweep: entry $SLURM_ARRAY_TASK_ID of " << (out / "sweep.json").string() << "\n"
+     << "exec " << shell_quote(self_path()) << " sweep --run-index \"$SLURM_ARRAY_TASK_ID\" --threads \"${SLURM_CPUS_PER_TASK:-0}\" "
+     << shell_quote(out.string()) << "\n";
+  write_file_atomic(out / "sweep.sbatch", sb.str());
+  fs::permissions(out / "sweep.sbatch", fs::perms::owner_exec, fs::perm_options::add);
+  std::printf("sweep: Slurm job array in %s\n", (out / "sweep.sbatch").c_str());
+  if (!a.submit) {
+    std::printf("submit it with: sbatch %s\n", (out / "sweep.sbatch").c_str());
+    return 0;
+  }
+  const std::string cmd = "sbatch --parsable " + shell_quote((out / "sweep.sbatch").string()) + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) throw Error(ErrorKind::usage, "could not run sbatch");
+  std::string text;
+  char buf[512];
+  while (fgets(buf, sizeof buf, p)) text += buf;
+  const int rc = pclose(p);
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  if (rc != 0) throw Error(ErrorKind::usage, "sbatch failed: " + text + " (is Slurm reachable from here? SLURM_CONF?)");
+  write_file_atomic(out / "slurm_job_id", text + "\n");
+  std::printf("sweep: submitted Slurm job %s; gather with lrahost sweep --collect %s\n", text.c_str(), out.c_str());
+  return 0;
+}
+
+// One entry (a Slurm array task, or a local run): exec `lrahost run`.
+int run_entry(const SweepArgs& a) {
+  const fs::path dir = a.run_dir;
+  const json plan = read_plan(dir);
+  const auto& entries = plan["entries"];
+  if (*a.run_index < 0 || *a.run_index >= static_cast<int64_t>(entries.size()))
+    throw Error(ErrorKind::usage, "--run-index " + std::to_string(*a.run_index) + ": the plan has " +
+                                      std::to_string(entries.size()) + " entries");
+  const json& e = entries[*a.run_index];
+  auto args = run_args(plan, e);
+  if (fs::exists(fs::path(e["out"].get<std::string>()) / "result.json")) {
+    std::printf("entry %lld already has a result; nothing to do\n", static_cast<long long>(*a.run_index));
+    return 0;
+  }
+  if (fs::exists(fs::path(e["out"].get<std::string>()) / "checkpoints")) args.push_back("--resume");  // a requeued task continues
+  if (a.threads > 0) args.insert(args.end(), {"--threads", std::to_string(a.threads)});
+  std::vector<char*> argv;
+  const std::string self = plan["lrahost"];
+  argv.push_back(const_cast<char*>(self.c_str()));
+  for (auto& s : args) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  std::fflush(stdout);
+  execv(self.c_str(), argv.data());
+  throw Error(ErrorKind::internal, "could not start " + self + ": " + std::strerror(errno));
+}
+
+int collect(const SweepArgs& a) {
+  const fs::path dir = a.collect;
+  const json plan = read_plan(dir);
+  // plugin -> task -> accuracies over seeds
+  std::map<std::string, std::map<std::string, std::vector<double>>> acc;
+  std::vector<std::string> tasks, plugins;
+  json missing = json::array();
+  for (const auto& e : plan["entries"]) {
+    const std::string p = e["plugin"], t = e["task"];
+    if (std::find(tasks.begin(), tasks.end(), t) == tasks.end()) tasks.push_back(t);
+    if (std::find(plugins.begin(), plugins.end(), p) == plugins.end()) plugins.push_back(p);
+    std::ifstream in(fs::path(e["out"].get<std::string>()) / "result.json");
+    json r;
+    try {
+      if (!in) throw std::runtime_error("no result.json");
+      r = json::parse(in);
+      acc[p][t].push_back(r.at("metrics").at("test_accuracy").get<double>());
+    } catch (const std::exception& ex) {
+      missing.push_back({{"index", e["index"]}, {"plugin", p}, {"task", t}, {"seed", e["seed"]}, {"reason", ex.what()}});
+    }
+  }
+  std::ostringstream md;
+  md << "| plugin |";
+  for (const auto& t : tasks) md << " " << t << " |";
+  md << " average |\n|---|";
+  for (size_t i = 0; i <= tasks.size(); ++i) md << "---:|";
+  md << "\n";
+  json rows = json::array();
+  for (const auto& p : plugins) {
+    md << "| " << p << " |";
+    json row = {{"plugin", p}, {"tasks", json::object()}};
+    double sum = 0;
+    bool all = true;
+    for (const auto& t : tasks) {
+      const auto& v = acc[p][t];
+      if (v.empty()) {
+        md << " — |";
+        all = false;
+        continue;
+      }
+      double m = 0, s = 0;
+      for (double x : v) m += x;
+      m /= v.size();
+      for (double x : v) s += (x - m) * (x - m);
+      s = v.size() > 1 ? std::sqrt(s / (v.size() - 1)) : 0.0;  // sample std over seeds
+      char cell[64];
+      std::snprintf(cell, sizeof cell, " %.2f ± %.2f (n=%zu) |", 100 * m, 100 * s, v.size());
+      md << cell;
+      row["tasks"][t] = {{"mean", m}, {"std", s}, {"seeds", v.size()}, {"accuracies", v}};
+      sum += m;
+    }
+    if (all && !tasks.empty()) {
+      char cell[32];
+      std::snprintf(cell, sizeof cell, " %.2f |", 100 * sum / tasks.size());
+      md << cell;
+      row["average"] = sum / tasks.size();
+    } else {
+      md << " — |";
+      row["average"] = nullptr;
+    }
+    md << "\n";
+    rows.push_back(row);
+  }
+  if (!missing.empty()) md << "\n" << missing.size() << " of " << plan["entries"].size() << " runs have no result (see leaderboard.json \"missing\").\n";
+  write_file_atomic(dir / "leaderboard.md", md.str());
+  write_file_atomic(dir / "leaderboard.json", json{{"schema", "lrahost.sweep-leaderboard/v1"}, {"rows", rows}, {"missing", missing}}.dump(2) + "\n");
+  std::printf("%s\nwritten: %s, leaderboard.json\n", md.str().c_str(), (dir / "leaderboard.md").c_str());
+  return 0;
+}
+
+}  // namespace
+
+int sweep_command(const SweepArgs& a) {
+  if (!a.collect.empty()) return collect(a);
+  if (a.run_index) return run_entry(a);
+  if (a.plugins.empty() || a.tasks.empty() || a.out.empty())
+    throw Error(ErrorKind::usage, "lrahost sweep needs --plugins, --tasks and --out (or --collect DIR)");
+  return make_plan(a);
+}
+
+}  // namespace lra::host
