@@ -1,7 +1,6 @@
 #include "bench/bench_report.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <iterator>
@@ -13,9 +12,18 @@
 #include <utility>
 
 #include "lra/status.h"
+#include "plot/svg_text.h"
 
 namespace lra::host::bench {
 namespace {
+
+using svg::coord;
+using svg::cross_path;
+using svg::fixed;
+using svg::linear_ticks;
+using svg::shorten;
+using svg::Tick;
+using svg::xml_escape;
 
 using nlohmann::json;
 
@@ -139,17 +147,6 @@ BenchPoint point_from_json(const Reader& r, const json& v, const std::string& at
 
 // --- numbers as text --------------------------------------------------------
 
-// Fixed-point text, independent of the locale. Non-finite values become 0 so
-// that no "nan" or "inf" ever reaches a report.
-std::string fixed(double v, int decimals) {
-  if (!std::isfinite(v)) v = 0;
-  char buf[400];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, decimals);
-  std::string s(buf, r.ptr);
-  if (s[0] == '-' && s.find_first_of("123456789") == std::string::npos) s.erase(0, 1);
-  return s;
-}
-
 // `digits` significant digits in fixed notation: 2 -> "2.00" (3), 0.1206 -> "0.12" (2).
 std::string significant(double v, int digits) {
   if (!std::isfinite(v) || v <= 0) return fixed(v, digits - 1);
@@ -157,14 +154,6 @@ std::string significant(double v, int digits) {
   // Rounding can carry into a new digit (9.96 -> "10.0"): one decimal fewer then.
   if (decimals > 0 && std::round(v * std::pow(10.0, decimals)) >= std::pow(10.0, digits)) --decimals;
   return fixed(v, decimals);
-}
-
-// A coordinate: two decimals, trailing zeros dropped.
-std::string coord(double v) {
-  std::string s = fixed(v, 2);
-  s.erase(s.find_last_not_of('0') + 1);
-  if (s.back() == '.') s.pop_back();
-  return s;
 }
 
 // The paper's column names: 1024 -> "1K", 3072 -> "3K"; other lengths as they are.
@@ -387,123 +376,9 @@ constexpr double kLegendRow = 18;
 constexpr std::size_t kLabelChars = 24;  // legend and bubble labels; the full text is in the tooltip
 constexpr std::size_t kNoteChars = 34;   // notes in the legend column
 
-// The length of the UTF-8 sequence at text[i] when it is a character XML 1.0
-// allows, else 0 (a bad or overlong sequence, a surrogate, U+FFFE/U+FFFF).
-std::size_t utf8_length(std::string_view text, std::size_t i) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char lead = byte(i);
-  const std::size_t n = lead >= 0xF0 && lead <= 0xF4 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC2 ? 2 : 0;
-  if (n == 0 || lead > 0xF4 || i + n > text.size()) return 0;
-  uint32_t cp = lead & (0x7F >> n);
-  for (std::size_t k = 1; k < n; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (byte(i + k) & 0x3F);
-  }
-  constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF) || cp == 0xFFFE || cp == 0xFFFF) {
-    return 0;
-  }
-  return n;
-}
-
-// Text from the points as XML character data: markup escaped, and what XML
-// 1.0 cannot carry (control characters, invalid UTF-8) replaced by U+FFFD,
-// since plugin names and error messages can be anything.
-std::string xml_escape(std::string_view text) {
-  constexpr const char* kReplacement = "\xEF\xBF\xBD";
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size();) {
-    const char c = text[i];
-    if (static_cast<unsigned char>(c) >= 0x80) {
-      const std::size_t n = utf8_length(text, i);
-      if (n == 0) {
-        out += kReplacement;
-        ++i;
-      } else {
-        out.append(text.substr(i, n));
-        i += n;
-      }
-      continue;
-    }
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      case '\t':
-      case '\n':
-      case '\r': out += c; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += kReplacement;
-        } else {
-          out += c;
-        }
-    }
-    ++i;
-  }
-  return out;
-}
-
 std::size_t characters(const std::string& text) {
   return static_cast<std::size_t>(std::count_if(
       text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
-}
-
-// At most `max_chars` characters (UTF-8 code points), "…" marking a cut.
-std::string shorten(const std::string& text, std::size_t max_chars) {
-  std::size_t chars = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if ((static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) continue;
-    if (++chars == max_chars) return text.substr(0, i) + "…";
-  }
-  return text;
-}
-
-struct Tick {
-  double value;
-  std::string label;
-};
-
-// 5-10 ticks at multiples of m × 10^e, m in {1, 2, 5} (2.5 only where none of
-// those gives 5-10). Steps are tried from large to small; consecutive ones
-// differ by at most 2x, so the first with >= 5 ticks has <= 10 (only the jump
-// 5 -> 2 is 2.5x, which 2.5 bridges).
-std::vector<Tick> linear_ticks(double lo, double hi) {
-  struct Step {
-    double m;
-    int e;
-    double size() const { return m * std::pow(10.0, e); }
-    long first(double from) const { return static_cast<long>(std::ceil(from / size() - 1e-9)); }
-    long last(double to) const { return static_cast<long>(std::floor(to / size() + 1e-9)); }
-  };
-  auto ticks = [&](const Step& s) {
-    const int decimals = std::max(0, -s.e) + (s.m == 2.5 && s.e <= 0 ? 1 : 0);
-    std::vector<Tick> out;
-    for (long i = s.first(lo); i <= s.last(hi); ++i) {
-      const double v = static_cast<double>(i) * s.size();
-      out.push_back({v, fixed(v, decimals)});
-    }
-    return out;
-  };
-  const int top = static_cast<int>(std::ceil(std::log10(hi - lo)));
-  std::optional<Step> step_25;  // the first 2.5 step with 5-10 ticks
-  // Three decades suffice: at 10^(top-2) the step is below a tenth of the span.
-  for (int e = top; e >= top - 2; --e) {
-    for (double m : {5.0, 2.5, 2.0, 1.0}) {
-      const Step s{m, e};
-      const long count = s.last(hi) - s.first(lo) + 1;
-      if (count < 5) continue;
-      if (m == 2.5) {
-        if (count <= 10 && !step_25) step_25 = s;
-        continue;
-      }
-      return count <= 10 || !step_25 ? ticks(s) : ticks(*step_25);
-    }
-  }
-  return {};
 }
 
 // Ticks at 1, 2 and 5 × 10^e inside [10^lo, 10^hi]; where that gives more
@@ -642,11 +517,6 @@ void draw_axes(std::string& s, const Panel& p, const std::vector<Tick>& x_ticks,
 void no_data_note(std::string& s, const Panel& p, const char* text) {
   s += "<text x=\"" + coord((p.left + p.right) / 2) + "\" y=\"" + coord((p.top + p.bottom) / 2) +
        "\" text-anchor=\"middle\" fill=\"#777777\">" + text + "</text>\n";
-}
-
-std::string cross_path(double x, double y, double r) {
-  return "M" + coord(x - r) + " " + coord(y - r) + " L" + coord(x + r) + " " + coord(y + r) + " M" +
-         coord(x - r) + " " + coord(y + r) + " L" + coord(x + r) + " " + coord(y - r);
 }
 
 std::string circle(double x, double y, double r, const std::string& fill, const std::string& extra,

@@ -8,6 +8,7 @@
 
 #include "device/device.h"
 #include "train/autocast.h"
+#include "train/trainer.h"
 
 namespace lra::host::bench {
 
@@ -35,10 +36,7 @@ BenchPoint measure_training_steps(const std::string& plugin, const MixerFactory&
     p.params = count_parameters(*model);
     model->to(o.device);
     model->train();
-    torch::optim::AdamW opt(model->parameters(), torch::optim::AdamWOptions(1e-4)
-                                                     .betas({o.train.beta1, o.train.beta2})
-                                                     .eps(o.train.eps)
-                                                     .weight_decay(o.train.weight_decay));
+    torch::optim::AdamW opt(model->parameters(), adamw_options(o.train).lr(1e-4));
     // Fixed random inputs, already on the device: the protocol times the
     // model's step, not data loading (which runs on background threads in `run`).
     const auto on = torch::TensorOptions().dtype(torch::kLong).device(o.device);

@@ -249,17 +249,8 @@ int plugin_command(const ForgetArgs& a, spdlog::logger& log) {
     throw Error(ErrorKind::rules, manifest.source + ": manifest is for task '" + manifest.task +
                                       "', not 'forgetting' (lrahost forget takes forgetting manifests: "
                                       "manifests/forgetting-v1/ or manifests/smoke/forgetting.toml)");
-  std::map<std::string, std::string> mixer_sets;
   std::vector<std::string> overrides;
-  for (const auto& s : a.sets) {
-    auto eq = s.find('=');
-    if (s.rfind("mixer.", 0) == 0 && eq != std::string::npos) {
-      mixer_sets[s.substr(6, eq - 6)] = s.substr(eq + 1);
-      continue;
-    }
-    apply_override(manifest, s);
-    overrides.push_back(s);
-  }
+  const auto mixer_sets = apply_sets(a.sets, manifest, &overrides);
   const lra::Params mixer_options = resolve_mixer_options(mixer, mixer_sets);
   const MeasureSettings settings = measure_settings(manifest);
   const MeasureConfig mc = measure_config(a, settings, kByteBos, kByteEos);

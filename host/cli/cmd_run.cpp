@@ -74,16 +74,7 @@ int run_command(const RunArgs& a) {
   RunChoices choices{a.task, a.manifest ? "manifest " + manifest.source : "preset '" + a.preset + "'",
                      sha256_hex(manifest.text), official ? official->name : "",
                      official ? sha256_hex(official->text) : "", {}};
-  std::map<std::string, std::string> mixer_sets;
-  for (const auto& s : a.sets) {
-    auto eq = s.find('=');
-    if (s.rfind("mixer.", 0) == 0 && eq != std::string::npos) {
-      mixer_sets[s.substr(6, eq - 6)] = s.substr(eq + 1);
-      continue;
-    }
-    apply_override(manifest, s);
-    choices.overrides.push_back(s);
-  }
+  const auto mixer_sets = apply_sets(a.sets, manifest, &choices.overrides);
   if (a.seed) manifest.train.seed = *a.seed;  // a trial index: recorded, stays closed
   // Data parallel when launched as several ranks; the manifest's global batch is kept.
   const RankInfo ranks = rank_info_from_environment();

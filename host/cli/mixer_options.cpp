@@ -49,4 +49,19 @@ lra::Params resolve_mixer_options(const LoadedPlugin& mixer, const std::map<std:
   return out;
 }
 
+std::map<std::string, std::string> apply_sets(const std::vector<std::string>& sets, Manifest& manifest,
+                                              std::vector<std::string>* applied) {
+  std::map<std::string, std::string> mixer_sets;
+  for (const auto& s : sets) {
+    const auto eq = s.find('=');
+    if (s.rfind("mixer.", 0) == 0 && eq != std::string::npos) {
+      mixer_sets[s.substr(6, eq - 6)] = s.substr(eq + 1);
+      continue;
+    }
+    apply_override(manifest, s);
+    applied->push_back(s);
+  }
+  return mixer_sets;
+}
+
 }  // namespace lra::host

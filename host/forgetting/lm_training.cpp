@@ -12,6 +12,7 @@
 #include "manifest/schedule.h"
 #include "train/autocast.h"
 #include "train/batches.h"
+#include "train/trainer.h"
 
 namespace lra::host::forgetting {
 
@@ -75,10 +76,7 @@ LmTrainResult train_causal_lm(CausalLM& model, const std::vector<int32_t>& train
   LmTrainResult r;
   model->to(o.device);
   model->train();
-  torch::optim::AdamW opt(model->parameters(), torch::optim::AdamWOptions(0.0)
-                                                   .betas({t.beta1, t.beta2})
-                                                   .eps(t.eps)
-                                                   .weight_decay(t.weight_decay));
+  torch::optim::AdamW opt(model->parameters(), adamw_options(t));
   IndexStream order(windows, static_cast<uint64_t>(t.seed));
   LrSchedule schedule(t);
   // Summed on the device and read at report time only: no host-device

@@ -70,6 +70,18 @@ torch::Tensor sinusoidal_positions(int64_t max_len, int64_t d) {
   return pe.to(torch::kFloat);
 }
 
+lra::MixerSpec mixer_spec(const ModelConfig& m, int64_t max_len, int64_t layer, uint64_t seed) {
+  lra::MixerSpec ms;
+  ms.d_model = m.d_model;
+  ms.heads = m.heads;
+  ms.qkv_dim = m.qkv_dim;
+  ms.max_len = max_len;
+  ms.attention_dropout = m.attention_dropout;
+  ms.layer_index = layer;
+  ms.seed = seed;
+  return ms;
+}
+
 int64_t count_parameters(const torch::nn::Module& m) {
   int64_t n = 0;
   for (const auto& p : m.parameters()) n += p.numel();
@@ -112,16 +124,8 @@ ClassifierImpl::ClassifierImpl(const BackboneSpec& spec, const MixerFactory& mak
   }
   drop = register_module("drop", torch::nn::Dropout(m.dropout));
   for (int64_t i = 0; i < m.layers; ++i) {
-    lra::MixerSpec ms;
-    ms.d_model = m.d_model;
-    ms.heads = m.heads;
-    ms.qkv_dim = m.qkv_dim;
-    ms.max_len = positions;
-    ms.causal = false;
-    ms.attention_dropout = m.attention_dropout;
-    ms.layer_index = i;
-    ms.seed = spec.seed;
-    blocks_.push_back(register_module("block" + std::to_string(i), Block(m, make_mixer(ms))));
+    blocks_.push_back(
+        register_module("block" + std::to_string(i), Block(m, make_mixer(mixer_spec(m, positions, i, spec.seed)))));
   }
   final_ln = register_module("final_ln", layer_norm(m.d_model));
   if (spec.paired) {

@@ -74,4 +74,8 @@ std::shared_ptr<lra::Mixer> make_reference_attention(const lra::MixerSpec& spec)
 
 int64_t count_parameters(const torch::nn::Module& m);
 
+// The spec of block `layer`'s mixer from the manifest's model section
+// (bidirectional, no rotary positions; callers change what differs).
+lra::MixerSpec mixer_spec(const ModelConfig& m, int64_t max_len, int64_t layer, uint64_t seed);
+
 }  // namespace lra::host

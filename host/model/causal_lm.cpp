@@ -53,15 +53,8 @@ CausalLMImpl::CausalLMImpl(const CausalLMSpec& spec, const MixerFactory& make_mi
   }
   drop = register_module("drop", torch::nn::Dropout(m.dropout));
   for (int64_t i = 0; i < m.layers; ++i) {
-    lra::MixerSpec ms;
-    ms.d_model = m.d_model;
-    ms.heads = m.heads;
-    ms.qkv_dim = m.qkv_dim;
-    ms.max_len = m.max_len;
+    lra::MixerSpec ms = mixer_spec(m, m.max_len, i, spec.seed);
     ms.causal = true;
-    ms.attention_dropout = m.attention_dropout;
-    ms.layer_index = i;
-    ms.seed = spec.seed;
     ms.rotary_base = spec.rotary_base;
     auto mixer = make_mixer(ms);
     if (!mixer) throw Error(ErrorKind::plugin, "the mixer factory returned no module for layer " + std::to_string(i));

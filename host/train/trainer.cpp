@@ -71,16 +71,17 @@ EvalResult evaluate(Classifier& model, const lra::Split& split, int64_t max_len,
   return {loss_sum.item<double>() / n, static_cast<double>(correct.item<int64_t>()) / n, n};
 }
 
+torch::optim::AdamWOptions adamw_options(const TrainConfig& t) {
+  return torch::optim::AdamWOptions(0.0).betas({t.beta1, t.beta2}).eps(t.eps).weight_decay(t.weight_decay);
+}
+
 TrainResult train_and_evaluate(Classifier& model, const lra::Dataset& data, const TrainerOptions& o,
                                spdlog::logger& log) {
   const auto& t = o.train;
   TrainResult r;
   model->to(o.device);
   model->train();
-  torch::optim::AdamW opt(model->parameters(), torch::optim::AdamWOptions(0.0)
-                                                   .betas({t.beta1, t.beta2})
-                                                   .eps(t.eps)
-                                                   .weight_decay(t.weight_decay));
+  torch::optim::AdamW opt(model->parameters(), adamw_options(t));
   IndexStream stream(static_cast<int64_t>(data.train.size()), t.seed);
   int64_t first_step = 0;
   double window_count = 0;

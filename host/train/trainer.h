@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 #include <spdlog/logger.h>
+#include <torch/optim/adamw.h>
 
 #include "lra/task.h"
 #include "manifest/manifest.h"
@@ -62,6 +63,10 @@ struct TrainerOptions {
 // LibTorch) the matrix products run on OpenBLAS's own threads and LibTorch's
 // OpenMP pool only spin-waits against them, so LibTorch gets one thread.
 void configure_cpu_threads(int threads);
+
+// AdamW with the manifest's betas, eps and decoupled weight decay on every
+// parameter; the learning rate is set per update from the schedule.
+torch::optim::AdamWOptions adamw_options(const TrainConfig& t);
 
 TrainResult train_and_evaluate(Classifier& model, const lra::Dataset& data, const TrainerOptions& opts,
                                spdlog::logger& log);
