@@ -123,6 +123,41 @@ int run_cli(int argc, char** argv) {
   sp->add_option("dir", sw.run_dir, "The sweep directory, with --run-index");
   sp->add_option("--threads", sw.threads, "CPU threads for --run-index (0 = all cores)");
 
+  SuiteArgs su;
+  auto* st = app.add_subcommand("suite", "Run a plugin on every LRA task and seed; summarise accuracy (mean +- std) "
+                                         "and the LRA average, continuing past a failing task");
+  st->add_option("--plugin", su.plugin, "Mixer plugin: built-in NAME or PATH to a .so")->required();
+  st->add_option("--out", su.out, "Suite directory (runs/<task>/seed-<S>/, suite.json, suite.md)")->required();
+  st->add_option("--tasks", su.tasks, "Comma-separated tasks (default: all six)");
+  st->add_option("--seeds", su.seeds, "Comma-separated trial seeds (default: each manifest's rules.seeds)");
+  st->add_option("--preset", su.preset, "official (closed division) or smoke")->check(CLI::IsMember({"official", "smoke"}));
+  st->add_option("--set", su.sets, "KEY=VALUE passed to every run");
+  st->add_option("--data-dir", su.data_dir, "Data root for every run");
+  st->add_option("--device", su.device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  st->add_option("--threads", su.threads, "CPU threads (0 = all cores)");
+  st->add_option("--micro-batch", su.micro_batch, "Examples per forward pass (see run)")->check(CLI::NonNegativeNumber);
+  st->add_flag("--fp32", su.fp32, "On CUDA, float32 instead of bfloat16 autocast");
+
+  SpanArgs sn;
+  auto* sa = app.add_subcommand("span", "Required attention span (LRA paper section 2.3) of a trained run, per layer "
+                                        "and head");
+  sa->add_option("--run", sn.run, "Run directory written by lrahost run (result.json, model.pt)")->required();
+  sa->add_option("--samples", sn.samples, "Validation examples, drawn at random")->check(CLI::PositiveNumber);
+  sa->add_option("--seed", sn.seed, "Seed of the random draw (recorded)");
+  sa->add_option("--batch", sn.batch, "Examples per forward pass")->check(CLI::PositiveNumber);
+  sa->add_option("--out", sn.out, "Output JSON file (default: <run>/span.json)");
+  sa->add_option("--data-dir", sn.data_dir, "Data root (default: as for run)");
+  sa->add_option("--device", sn.device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  sa->add_option("--threads", sn.threads, "CPU threads (0 = all cores)");
+
+  LeaderboardArgs lb;
+  auto* lbc = app.add_subcommand("leaderboard", "Build the leaderboard site (index.html, leaderboard.md, "
+                                                "leaderboard.json) from result files");
+  lbc->add_option("results", lb.results, "result.json files or directories")->required();
+  lbc->add_option("--out", lb.out, "Output directory")->required();
+  lbc->add_option("--bench", lb.bench, "bench.json files: adds the speed/accuracy/memory chart");
+  lbc->add_option("--title", lb.title, "Page title");
+
   std::string inspect_target;
   auto* in = app.add_subcommand("inspect", "Show a plugin's descriptor, build facts, compatibility and options");
   in->add_option("plugin", inspect_target, "PATH to a .so or a plugin NAME")->required();
@@ -150,6 +185,9 @@ int run_cli(int argc, char** argv) {
   }
   if (*b) return bench_command(bn);
   if (*sp) return sweep_command(sw);
+  if (*st) return suite_command(su);
+  if (*sa) return span_command(sn);
+  if (*lbc) return leaderboard_command(lb);
   if (*g) return data_generate_command(gen);
   if (*c) return data_check_command(check_task, check_dir, check_threads);
   if (*in) return inspect_command(inspect_target);

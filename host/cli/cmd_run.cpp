@@ -21,7 +21,7 @@
 
 #include "cli/commands.h"
 #include "cli/mixer_options.h"
-#include "cli/paper_table.h"
+#include "leaderboard/paper_table.h"
 #include "cli/run_support.h"
 #include "common/build_info.h"
 #include "common/sha256.h"

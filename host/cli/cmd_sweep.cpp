@@ -17,6 +17,7 @@
 #include "cli/commands.h"
 #include "cli/run_support.h"
 #include "common/atomic_file.h"
+#include "leaderboard/scores.h"
 #include "lra/status.h"
 
 namespace lra::host {
@@ -129,14 +130,23 @@ int make_plan(const SweepArgs& a) {
      << "#SBATCH --job-name=" << a.job_name << "\n"
      << "#SBATCH --array=0-" << entries.size() - 1 << (a.max_parallel > 0 ? "%" + std::to_string(a.max_parallel) : "") << "\n"
      << "#SBATCH --output=" << (out / "logs" / "%A_%a.out").string() << "\n"
-     << "#SBATCH --ntasks=1\n"
      << "#SBATCH --cpus-per-task=" << a.cpus << "\n";
-  if (a.gpus > 0) sb << "#SBATCH --gres=gpu:" << a.gpus << "\n";
+  // One GPU: one process. Several: one data-parallel rank per GPU on one
+  // node (NCCL), started by srun, which sets SLURM_PROCID/SLURM_NTASKS.
+  const bool ranks = a.gpus > 1;
+  if (ranks)
+    sb << "#SBATCH --nodes=1\n#SBATCH --ntasks=" << a.gpus << "\n#SBATCH --gpus-per-task=1\n";
+  else
+    sb << "#SBATCH --ntasks=1\n" << (a.gpus == 1 ? "#SBATCH --gres=gpu:1\n" : "");
   if (!a.time.empty()) sb << "#SBATCH --time=" << a.time << "\n";
   if (!a.partition.empty()) sb << "#SBATCH --partition=" << a.partition << "\n";
   if (!a.mem.empty()) sb << "#SBATCH --mem=" << a.mem << "\n";
   sb << "# Written by lrahost sweep: entry $SLURM_ARRAY_TASK_ID of " << (out / "sweep.json").string() << "\n"
-     << "exec " << shell_quote(self_path()) << " sweep --run-index \"$SLURM_ARRAY_TASK_ID\" --threads \"${SLURM_CPUS_PER_TASK:-0}\" "
+     << (ranks ? "# Rendezvous of the ranks: the job's first node, a port per array task.\n"
+                 "export MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n1)\n"
+                 "export MASTER_PORT=$((29500 + SLURM_ARRAY_TASK_ID % 20000))\n"
+               : "")
+     << "exec " << (ranks ? "srun " : "") << shell_quote(self_path()) << " sweep --run-index \"$SLURM_ARRAY_TASK_ID\" --threads \"${SLURM_CPUS_PER_TASK:-0}\" "
      << shell_quote(out.string()) << "\n";
   write_file_atomic(out / "sweep.sbatch", sb.str());
   fs::permissions(out / "sweep.sbatch", fs::perms::owner_exec, fs::perm_options::add);
@@ -185,72 +195,57 @@ int run_entry(const SweepArgs& a) {
   throw Error(ErrorKind::internal, "could not start " + self + ": " + std::strerror(errno));
 }
 
+// A plugin's name in a Markdown table cell: '|' would end the cell, a line break the row.
+std::string md_cell(const std::string& text) {
+  std::string out;
+  for (char c : text) out += c == '|' ? std::string("\\|") : c == '\n' || c == '\r' ? std::string(" ") : std::string(1, c);
+  return out;
+}
+
+// The table of a sweep's results, scored as `lrahost leaderboard` and
+// `lrahost suite` score them (leaderboard/scores.h); runs without a usable
+// result are listed as missing.
 int collect(const SweepArgs& a) {
   const fs::path dir = a.collect;
   const json plan = read_plan(dir);
-  // plugin -> task -> accuracies over seeds
-  std::map<std::string, std::map<std::string, std::vector<double>>> acc;
-  std::vector<std::string> tasks, plugins;
+  std::vector<std::string> tasks;  // the plan's order
+  std::vector<ScoreInput> results;
   json missing = json::array();
   for (const auto& e : plan["entries"]) {
     const std::string p = e["plugin"], t = e["task"];
     if (std::find(tasks.begin(), tasks.end(), t) == tasks.end()) tasks.push_back(t);
-    if (std::find(plugins.begin(), plugins.end(), p) == plugins.end()) plugins.push_back(p);
-    std::ifstream in(fs::path(e["out"].get<std::string>()) / "result.json");
-    json r;
+    const fs::path file = fs::path(e["out"].get<std::string>()) / "result.json";
+    std::ifstream in(file);
     try {
       if (!in) throw std::runtime_error("no result.json");
-      r = json::parse(in);
-      acc[p][t].push_back(r.at("metrics").at("test_accuracy").get<double>());
+      ScoreInput input{file.string(), json::parse(in)};
+      check_score_input(input);
+      results.push_back(std::move(input));
     } catch (const std::exception& ex) {
       missing.push_back({{"index", e["index"]}, {"plugin", p}, {"task", t}, {"seed", e["seed"]}, {"reason", ex.what()}});
     }
   }
+  const std::vector<ScoreEntry> entries = aggregate_scores(results);
   std::ostringstream md;
-  md << "| plugin |";
+  md << "| plugin | division | seeds |";
   for (const auto& t : tasks) md << " " << t << " |";
-  md << " average |\n|---|";
+  md << " LRA avg |\n|---|---|---:|";
   for (size_t i = 0; i <= tasks.size(); ++i) md << "---:|";
   md << "\n";
   json rows = json::array();
-  for (const auto& p : plugins) {
-    md << "| " << p << " |";
-    json row = {{"plugin", p}, {"tasks", json::object()}};
-    double sum = 0;
-    bool all = true;
-    for (const auto& t : tasks) {
-      const auto& v = acc[p][t];
-      if (v.empty()) {
-        md << " — |";
-        all = false;
-        continue;
-      }
-      double m = 0, s = 0;
-      for (double x : v) m += x;
-      m /= v.size();
-      for (double x : v) s += (x - m) * (x - m);
-      s = v.size() > 1 ? std::sqrt(s / (v.size() - 1)) : 0.0;  // sample std over seeds
-      char cell[64];
-      std::snprintf(cell, sizeof cell, " %.2f ± %.2f (n=%zu) |", 100 * m, 100 * s, v.size());
-      md << cell;
-      row["tasks"][t] = {{"mean", m}, {"std", s}, {"seeds", v.size()}, {"accuracies", v}};
-      sum += m;
-    }
-    if (all && !tasks.empty()) {
-      char cell[32];
-      std::snprintf(cell, sizeof cell, " %.2f |", 100 * sum / tasks.size());
-      md << cell;
-      row["average"] = sum / tasks.size();
-    } else {
-      md << " — |";
-      row["average"] = nullptr;
-    }
-    md << "\n";
-    rows.push_back(row);
+  for (const auto& e : entries) {
+    size_t seeds = 0;
+    for (const auto& [task, score] : e.tasks) seeds = std::max(seeds, score.accuracies.size());
+    md << "| " << md_cell(e.plugin) << " | " << e.division << " | " << seeds << " |";
+    for (const auto& t : tasks) md << " " << format_task_cell(e, t) << " |";
+    md << " " << format_average_cell(e) << " |\n";
+    rows.push_back(to_json(e));
   }
+  md << "\nTest accuracy (%), mean ± std over seeds; LRA avg: the five tasks other than pathx, when all are present.\n";
   if (!missing.empty()) md << "\n" << missing.size() << " of " << plan["entries"].size() << " runs have no result (see leaderboard.json \"missing\").\n";
   write_file_atomic(dir / "leaderboard.md", md.str());
-  write_file_atomic(dir / "leaderboard.json", json{{"schema", "lrahost.sweep-leaderboard/v1"}, {"rows", rows}, {"missing", missing}}.dump(2) + "\n");
+  write_file_atomic(dir / "leaderboard.json",
+                    json{{"schema", "lrahost.sweep-leaderboard/v2"}, {"tasks", tasks}, {"rows", rows}, {"missing", missing}}.dump(2) + "\n");
   std::printf("%s\nwritten: %s, leaderboard.json\n", md.str().c_str(), (dir / "leaderboard.md").c_str());
   return 0;
 }

@@ -1,11 +1,13 @@
 // `lrahost verify`: recomputes division and validity of result files against
-// the manifests compiled into this host.
+// the manifests compiled into this host, then checks the files as one
+// submission (one host build, one build per plugin, every official seed).
 #include <cstdio>
 
 #include "cli/commands.h"
 #include "common/sha256.h"
 #include "lra/status.h"
 #include "manifest/presets.h"
+#include "results/submission.h"
 #include "results/verify.h"
 
 namespace lra::host {
@@ -15,18 +17,28 @@ int verify_command(const std::vector<std::string>& args) {
     if (const EmbeddedFile* f = find_official(task)) return sha256_hex(f->text);
     return std::nullopt;
   };
+  const OfficialSeeds seeds = [](const std::string& task) -> std::optional<std::vector<int64_t>> {
+    if (!find_official(task)) return std::nullopt;
+    return trial_seeds(load_preset(task, "official"));
+  };
+  const auto files = read_submission(collect_result_files({args.begin(), args.end()}), official);
   int code = 0;
-  for (const auto& file : collect_result_files({args.begin(), args.end()})) {
-    const VerifyReport rep = verify_result_file(file, official);
+  for (const auto& f : files) {
+    const VerifyReport& rep = f.report;
     if (!rep.readable) {
-      std::printf("%s: UNREADABLE\n", file.c_str());
+      std::printf("%s: UNREADABLE\n", f.path.c_str());
       code = std::max(code, static_cast<int>(ErrorKind::data));
     } else {
-      std::printf("%s: %s, %s\n", file.c_str(), rep.division.c_str(), rep.valid ? "valid" : "INVALID");
+      std::printf("%s: %s, %s\n", f.path.c_str(), rep.division.c_str(), rep.valid ? "valid" : "INVALID");
       if (!rep.valid) code = std::max(code, static_cast<int>(ErrorKind::rules));
     }
     for (const auto& r : rep.reasons) std::printf("  - %s\n", r.c_str());
   }
+  const SubmissionReport sub = verify_submission(files, seeds);
+  std::printf("submission (%zu result%s): %s, %s\n", sub.files, sub.files == 1 ? "" : "s", sub.division.c_str(),
+              sub.valid ? "valid" : "INVALID");
+  for (const auto& r : sub.reasons) std::printf("  - %s\n", r.c_str());
+  if (!sub.valid) code = std::max(code, static_cast<int>(ErrorKind::rules));
   return code;
 }
 

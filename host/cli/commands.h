@@ -73,6 +73,39 @@ struct SweepArgs {
 };
 int sweep_command(const SweepArgs& args);
 
+struct SuiteArgs {
+  std::string plugin, out, preset = "official";
+  std::string tasks = "listops,text,retrieval,image,pathfinder,pathx";
+  std::optional<std::string> seeds;     // comma-separated; default: the manifest's rules.seeds
+  std::vector<std::string> sets;        // passed to every run
+  std::optional<std::string> data_dir;
+  std::string device = "auto";
+  int threads = 0;
+  int64_t micro_batch = 0;
+  bool fp32 = false;
+};
+int suite_command(const SuiteArgs& args);
+
+struct SpanArgs {
+  std::string run;                      // a run directory (result.json + model.pt)
+  int64_t samples = 1000;               // validation examples, drawn at random
+  uint64_t seed = 0;                    // which examples (recorded)
+  int64_t batch = 8;                    // examples per forward pass
+  std::optional<std::string> out;       // span.json (default: <run>/span.json)
+  std::optional<std::string> data_dir;
+  std::string device = "auto";
+  int threads = 0;
+};
+int span_command(const SpanArgs& args);
+
+struct LeaderboardArgs {
+  std::vector<std::string> results;     // result.json files or directories
+  std::vector<std::string> bench;       // bench.json files: the speed/accuracy/memory chart
+  std::string out;
+  std::string title = "lrahost leaderboard";
+};
+int leaderboard_command(const LeaderboardArgs& args);
+
 int inspect_command(const std::string& plugin);
 int plugins_command();
 int verify_command(const std::vector<std::string>& paths);

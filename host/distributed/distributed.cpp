@@ -60,6 +60,11 @@ RankInfo rank_info_from(const std::map<std::string, std::string>& env) {
   if (auto it = env.find("MASTER_ADDR"); it != env.end() && !it->second.empty()) r.master_addr = it->second;
   r.master_port = parse_int(env, "MASTER_PORT", 29500, 1);
   if (r.master_port > 65535) throw Error(ErrorKind::usage, "MASTER_PORT=" + std::to_string(r.master_port) + ": not a port");
+  // torchrun (torchelastic) may already serve the store on MASTER_PORT and
+  // say so; rank 0 then joins it as a client instead of binding the port.
+  if (auto it = env.find("TORCHELASTIC_USE_AGENT_STORE"); it != env.end())
+    r.agent_store = it->second == "True" || it->second == "true" || it->second == "1";
+  if (torch_env && env.count("TORCHELASTIC_RUN_ID")) r.source = "torchrun";
   return r;
 }
 
@@ -77,7 +82,7 @@ Distributed::Distributed(const RankInfo& info, const c10::Device& device)
     : info_(info), pg_(std::make_unique<ProcessGroupHandle>()) {
   c10d::TCPStoreOptions so;
   so.port = static_cast<std::uint16_t>(info.master_port);
-  so.isServer = info.rank == 0;
+  so.isServer = info.rank == 0 && !info.agent_store;
   so.numWorkers = info.world_size;
   so.waitWorkers = true;
   c10::intrusive_ptr<c10d::Store> store;

@@ -23,7 +23,8 @@ struct RankInfo {
   int rank = 0, world_size = 1, local_rank = 0;
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
-  std::string source;  // "single process", "torch environment", "slurm"
+  std::string source;  // "single process", "torch environment", "torchrun", "slurm"
+  bool agent_store = false;  // TORCHELASTIC_USE_AGENT_STORE: the launcher serves the TCP store
 };
 
 // Pure function of the variables (for tests); throws usage errors naming the

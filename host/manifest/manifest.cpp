@@ -141,13 +141,14 @@ struct Ctx {
 // ---------------------------------------------------------------------------
 // Field tables: the contract's key names, their types, and where they go.
 
-enum class Kind { integer, number, string, pair };
+enum class Kind { integer, number, string, pair, int_list };
 
 struct Typed {
   int64_t i = 0;
   double d = 0.0;
   std::string s;
   double pair[2] = {0.0, 0.0};
+  std::vector<int64_t> list;
 };
 
 struct FieldDef {
@@ -200,7 +201,11 @@ const std::vector<FieldDef>& train_fields() {
 }
 
 const std::vector<FieldDef>& rules_fields() {
-  static const std::vector<FieldDef> f = {LRA_NUM(rules, param_budget_ratio)};
+  static const std::vector<FieldDef> f = {
+      LRA_NUM(rules, param_budget_ratio),
+      // The trial seeds a complete submission runs (lrahost suite, verify); optional: default [train.seed].
+      {"seeds", Kind::int_list, [](Manifest& m, const Typed& t) { m.rules.seeds = t.list; }, true},
+  };
   return f;
 }
 
@@ -238,6 +243,7 @@ const char* expected(Kind k) {
     case Kind::number: return "a number";
     case Kind::string: return "a string";
     case Kind::pair: return "an array of two numbers [beta1, beta2]";
+    case Kind::int_list: return "a non-empty array of integers, e.g. [0, 1, 2]";
   }
   return "";
 }
@@ -282,6 +288,17 @@ Typed convert(const toml::node& n, Kind kind, const std::string& dotted, const C
         if (auto* iv = e.as_integer()) t.pair[i] = static_cast<double>(iv->get());
         else if (auto* fv = e.as_floating_point()) t.pair[i] = fv->get();
         else return wrong(" whose element " + std::to_string(i) + " is " + node_type_name(e));
+      }
+      return t;
+    }
+    case Kind::int_list: {
+      auto* a = n.as_array();
+      if (!a || a->empty()) return wrong(a ? " that is empty" : "");
+      for (size_t i = 0; i < a->size(); ++i) {
+        const toml::node& e = *a->get(i);
+        auto* iv = e.as_integer();
+        if (!iv) return wrong(" whose element " + std::to_string(i) + " is " + node_type_name(e));
+        t.list.push_back(iv->get());
       }
       return t;
     }
@@ -484,6 +501,13 @@ void validate_impl(const Manifest& m, const Ctx& ctx) {
   if (m.rules.param_budget_ratio < 1.0)
     bad("rules.param_budget_ratio", fmt_double(m.rules.param_budget_ratio),
         "expected a number >= 1.0 (the reference Transformer itself must fit the budget)");
+  std::vector<int64_t> seen;
+  for (int64_t seed : m.rules.seeds) {
+    if (seed < 0) bad("rules.seeds", std::to_string(seed), "expected seeds >= 0");
+    if (std::find(seen.begin(), seen.end(), seed) != seen.end())
+      bad("rules.seeds", std::to_string(seed), "each seed may appear once");
+    seen.push_back(seed);
+  }
 }
 
 std::string trim(const std::string& s) {
@@ -711,8 +735,12 @@ nlohmann::json to_json(const Manifest& m) {
         {"seed", t.seed},
         {"eval_batch_size", t.eval_batch_size}}},
       {"data", data},
-      {"rules", {{"param_budget_ratio", m.rules.param_budget_ratio}}},
+      {"rules", {{"param_budget_ratio", m.rules.param_budget_ratio}, {"seeds", trial_seeds(m)}}},
   };
+}
+
+std::vector<int64_t> trial_seeds(const Manifest& m) {
+  return m.rules.seeds.empty() ? std::vector<int64_t>{m.train.seed} : m.rules.seeds;
 }
 
 }  // namespace lra::host

@@ -7,7 +7,7 @@
 //   [train]  steps batch_size lr schedule warmup steps_per_cycle (decay_steps) weight_decay
 //            betas eps grad_clip eval_every checkpoint_every seed eval_batch_size
 //   [data]   free-form scalars, validated by the task plugin
-//   [rules]  param_budget_ratio
+//   [rules]  param_budget_ratio (seeds)
 // plus the top-level strings schema, name, task and (optional) description.
 //
 // Every problem is reported as lra::Error(ErrorKind::rules, msg) where msg
@@ -57,6 +57,9 @@ struct TrainConfig {
 
 struct RulesConfig {
   double param_budget_ratio = 0.0;  // max params / reference Transformer params
+  // Optional key: the trial seeds of a complete submission (`lrahost suite`
+  // runs each; `lrahost verify` checks none is missing). Empty = [train.seed].
+  std::vector<int64_t> seeds;
 };
 
 struct Manifest {
@@ -89,6 +92,9 @@ void validate(const Manifest& m);
 // The resolved configuration for result files, keyed like the manifest:
 // {"model": {...}, "train": {..., "betas": [b1, b2]}, "data": {...}, "rules": {...}}.
 nlohmann::json to_json(const Manifest& m);
+
+// The trial seeds of a complete submission: rules.seeds, or [train.seed] when absent.
+std::vector<int64_t> trial_seeds(const Manifest& m);
 
 // Valid keys, in manifest order (for messages and for tools).
 const std::vector<std::string>& model_keys();

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Context.h>
+#include <ATen/detail/CUDAHooksInterface.h>
 #include <torch/serialize.h>
 
 #include "lra/status.h"
@@ -39,6 +41,9 @@ std::vector<std::pair<int64_t, fs::path>> complete_checkpoints(const fs::path& r
   return out;
 }
 
+// CUDA devices whose generators a checkpoint carries (0 without CUDA).
+int64_t cuda_devices() { return at::hasCUDA() ? at::detail::getCUDAHooks().getNumGPUs() : 0; }
+
 void fsync_path(const fs::path& p) {
   // Directory entries and file contents on disk before the rename publishes them.
   if (FILE* f = std::fopen(p.c_str(), "rb")) {
@@ -69,6 +74,11 @@ void save_checkpoint(const fs::path& run_dir, const CheckpointState& state, torc
   {
     torch::serialize::OutputArchive ar;
     ar.write("cpu_generator", at::detail::getDefaultCPUGenerator().get_state());
+    // Dropout on a GPU draws from that device's generator: without its state a
+    // resumed CUDA run would not repeat the uninterrupted one.
+    for (int64_t i = 0; i < cuda_devices(); ++i)
+      ar.write("cuda_generator_" + std::to_string(i),
+               at::globalContext().defaultGenerator(c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(i))).get_state());
     ar.save_to((tmp / "rng.pt").string());
   }
   {
@@ -121,6 +131,13 @@ void load_checkpoint(const fs::path& checkpoint, torch::nn::Module& model, torch
     at::Generator gen = at::detail::getDefaultCPUGenerator();  // a handle sharing the global generator
     std::lock_guard<std::mutex> lock(gen.mutex());
     gen.set_state(state);
+    for (int64_t i = 0; i < cuda_devices(); ++i) {
+      c10::IValue cuda_state;
+      if (!ar.try_read("cuda_generator_" + std::to_string(i), cuda_state)) continue;  // written on a CPU-only machine
+      at::Generator g = at::globalContext().defaultGenerator(c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(i)));
+      std::lock_guard<std::mutex> cuda_lock(g.mutex());
+      g.set_state(cuda_state.toTensor());
+    }
   }
 }
 

@@ -41,6 +41,18 @@ TEST(Sweep, WritesAJobArrayWithTheResources) {
   EXPECT_NE(seeds.output.find("'x'"), std::string::npos) << seeds.output;
 }
 
+TEST(Sweep, SeveralGpusMakeOneDataParallelRankPerGpu) {
+  TempDir d;
+  const auto dir = d.path() / "s";
+  auto o = lrahost("sweep --plugins transformer --tasks listops --seeds 0 --out " + dir.string() + " --slurm --gpus 4");
+  ASSERT_EQ(o.code, 0) << o.output;
+  const std::string sb = read_text(dir / "sweep.sbatch");
+  for (const char* want : {"#SBATCH --nodes=1", "#SBATCH --ntasks=4", "#SBATCH --gpus-per-task=1",
+                           "export MASTER_ADDR=$(scontrol show hostnames", "export MASTER_PORT=", "exec srun "})
+    EXPECT_NE(sb.find(want), std::string::npos) << want << "\n" << sb;
+  EXPECT_EQ(sb.find("--gres=gpu"), std::string::npos) << sb;
+}
+
 TEST(Sweep, RunsHereAndCollectsWithFailuresRecorded) {
   TempDir d;
   const auto dir = d.path() / "s";
@@ -53,7 +65,7 @@ TEST(Sweep, RunsHereAndCollectsWithFailuresRecorded) {
   const auto lb = json::parse(read_text(dir / "leaderboard.json"));
   EXPECT_EQ(lb["missing"].size(), 2u);
   EXPECT_EQ(lb["rows"][0]["plugin"], "transformer");
-  EXPECT_EQ(lb["rows"][0]["tasks"]["listops"]["seeds"], 2);
+  EXPECT_EQ(lb["rows"][0]["tasks"]["listops"]["seeds"], json({0, 1}));  // leaderboard/scores.h: the trial seeds
   EXPECT_NE(read_text(dir / "leaderboard.md").find("| transformer |"), std::string::npos);
 }
 
@@ -105,7 +117,7 @@ TEST_F(SlurmCluster, SubmitsAJobArrayAndCollectsItsResults) {
   const auto lb = json::parse(read_text(dir / "leaderboard.json"));
   EXPECT_TRUE(lb["missing"].empty());
   ASSERT_EQ(lb["rows"].size(), 2u);
-  for (const auto& row : lb["rows"]) EXPECT_EQ(row["tasks"]["listops"]["seeds"], 2);
+  for (const auto& row : lb["rows"]) EXPECT_EQ(row["tasks"]["listops"]["seeds"], json({0, 1}));
   // The runs recorded their trial seeds.
   EXPECT_EQ(json::parse(read_text(dir / "runs" / "listops-transformer-seed1" / "result.json"))["seed"], 1);
 }

@@ -449,5 +449,25 @@ TEST(Manifest, ToJson) {
   EXPECT_EQ(j.size(), 4u);
 }
 
+TEST(Manifest, TrialSeeds) {
+  for (const auto& task : preset_tasks("official"))
+    if (task != "forgetting") EXPECT_EQ(trial_seeds(load_preset(task, "official")), (std::vector<int64_t>{0, 1, 2})) << task;
+  EXPECT_EQ(trial_seeds(load_preset("listops", "smoke")), (std::vector<int64_t>{0}));
+  // Without rules.seeds, the one trial is train.seed.
+  const std::string text = replace_once(remove_line(official_text(), "seeds ="), "seed = 0                      # random_seed",
+                                        "seed = 7");
+  EXPECT_EQ(trial_seeds(parse_manifest(text, kSource)), (std::vector<int64_t>{7}));
+  EXPECT_EQ(to_json(parse_manifest(official_text(), kSource))["rules"]["seeds"], nlohmann::json({0, 1, 2}));
+}
+
+TEST(ManifestErrors, TrialSeedsMustBeDistinctNonNegativeIntegers) {
+  const std::string line = "seeds = [0, 1, 2]";
+  expect_rules(replace_once(official_text(), line, "seeds = []"), {"rules.seeds", "that is empty"});
+  expect_rules(replace_once(official_text(), line, "seeds = [0, 0]"), {"rules.seeds", "each seed may appear once"});
+  expect_rules(replace_once(official_text(), line, "seeds = [0, -1]"), {"rules.seeds", "-1", ">= 0"});
+  expect_rules(replace_once(official_text(), line, "seeds = [0, \"one\"]"), {"rules.seeds", "element 1 is"});
+  expect_rules(replace_once(official_text(), line, "seeds = 3"), {"rules.seeds", "a non-empty array of integers"});
+}
+
 }  // namespace
 }  // namespace lra::host

@@ -16,6 +16,7 @@
 #include "results/result.h"
 #include "rules/rules.h"
 #include "results/system_info.h"
+#include "results/submission.h"
 #include "results/verify.h"
 
 namespace fs = std::filesystem;
@@ -642,4 +643,103 @@ TEST_F(ResultFiles, CollectResultFilesRejectsMissingPathsAndEmptyFolders) {
     EXPECT_EQ(e.kind(), lra::ErrorKind::usage);
     EXPECT_NE(std::string(e.what()).find("empty"), std::string::npos) << e.what();
   }
+}
+
+// --- submissions: the files as one set ---------------------------------------
+
+namespace {
+
+std::optional<std::vector<int64_t>> fake_seeds(const std::string& task) {
+  if (task == "listops" || task == "image") return std::vector<int64_t>{0, 1, 2};
+  return std::nullopt;
+}
+
+class Submission : public ResultFiles {
+ protected:
+  // Writes a sealed result for `seed` under dir_/<name>/result.json.
+  fs::path add(const std::string& name, json r, int64_t seed) {
+    r["seed"] = seed;
+    return write_result(dir_ / name, seal(r));
+  }
+  SubmissionReport check() {
+    return verify_submission(read_submission(collect_result_files({dir_}), fake_official), fake_seeds);
+  }
+  static std::string reasons(const SubmissionReport& r) {
+    std::string s;
+    for (const auto& x : r.reasons) s += "\n  - " + x;
+    return s;
+  }
+  static bool mentions(const SubmissionReport& r, const std::string& needle) {
+    return std::any_of(r.reasons.begin(), r.reasons.end(),
+                       [&](const std::string& s) { return s.find(needle) != std::string::npos; });
+  }
+};
+
+}  // namespace
+
+TEST_F(Submission, AllOfficialSeedsFromOneBuildIsClosedValid) {
+  for (int64_t s : {0, 1, 2}) add("listops-" + std::to_string(s), closed_result(), s);
+  const auto rep = check();
+  EXPECT_EQ(rep.files, 3u);
+  EXPECT_TRUE(rep.valid) << reasons(rep);
+  EXPECT_EQ(rep.division, "closed");
+}
+
+TEST_F(Submission, MissingSeedIsReportedByNumber) {
+  add("a", closed_result(), 0);
+  add("b", closed_result(), 2);
+  const auto rep = check();
+  EXPECT_FALSE(rep.valid);
+  EXPECT_EQ(rep.division, "open");
+  EXPECT_TRUE(mentions(rep, "transformer on listops: seeds incomplete: missing 1 of 0, 1, 2")) << reasons(rep);
+}
+
+TEST_F(Submission, RepeatedAndUnofficialSeedsAreReported) {
+  for (int64_t s : {0, 1, 2}) add("x" + std::to_string(s), closed_result(), s);
+  add("again", closed_result(), 1);
+  add("extra", closed_result(), 7);
+  const auto rep = check();
+  EXPECT_FALSE(rep.valid);
+  EXPECT_TRUE(mentions(rep, "seed 1 appears twice")) << reasons(rep);
+  EXPECT_TRUE(mentions(rep, "seed(s) 7 are not among the official trial seeds")) << reasons(rep);
+}
+
+TEST_F(Submission, DifferentHostBuildsAreReported) {
+  add("a", closed_result(), 0);
+  json other = closed_result();
+  other["host"]["git_revision"] = "ffffffffffffffffffffffffffffffffffffffff";
+  add("b", other, 1);
+  add("c", closed_result(), 2);
+  const auto rep = check();
+  EXPECT_FALSE(rep.valid);
+  EXPECT_TRUE(mentions(rep, "host identity differs: host/git_revision")) << reasons(rep);
+}
+
+TEST_F(Submission, OnePluginNameWithTwoBuildsIsReported) {
+  add("a", closed_result(), 0);
+  json other = closed_result();
+  other["plugin"]["sha256"] = sha256_hex("other plugin bytes");
+  add("b", other, 1);
+  add("c", closed_result(), 2);
+  const auto rep = check();
+  EXPECT_FALSE(rep.valid);
+  EXPECT_TRUE(mentions(rep, "plugin 'transformer' differs between files")) << reasons(rep);
+}
+
+TEST_F(Submission, AnInvalidFileMakesTheSubmissionInvalid) {
+  for (int64_t s : {0, 1}) add("ok" + std::to_string(s), closed_result(), s);
+  const fs::path edited = add("edited", closed_result(), 2);
+  json r = read_json(edited);
+  r["metrics"]["test_accuracy"] = 0.99;  // after sealing: the digest no longer matches
+  spit(edited, r.dump(2));
+  const auto rep = check();
+  EXPECT_FALSE(rep.valid);
+  EXPECT_TRUE(mentions(rep, "not every result file is valid")) << reasons(rep);
+}
+
+TEST_F(Submission, OpenResultsNeedNoCompleteSeeds) {
+  add("a", open_result(), 5);
+  const auto rep = check();
+  EXPECT_TRUE(rep.valid) << reasons(rep);
+  EXPECT_EQ(rep.division, "open");
 }

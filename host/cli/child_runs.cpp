@@ -1,0 +1,93 @@
+#include "cli/child_runs.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "lra/status.h"
+
+extern "C" char** environ;
+
+namespace lra::host {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> split_list(const std::string& s, const std::string& what) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  if (out.empty()) throw Error(ErrorKind::usage, what + ": expected a comma-separated list, got '" + s + "'");
+  return out;
+}
+
+std::vector<int64_t> parse_seed_list(const std::string& s, const std::string& what) {
+  std::vector<int64_t> seeds;
+  for (const auto& item : split_list(s, what)) {
+    int64_t v = -1;
+    try {
+      size_t used = 0;
+      v = std::stoll(item, &used);
+      if (used != item.size()) v = -1;
+    } catch (const std::exception&) {
+      v = -1;
+    }
+    if (v < 0) throw Error(ErrorKind::usage, what + ": '" + item + "' is not an integer >= 0");
+    if (std::find(seeds.begin(), seeds.end(), v) != seeds.end())
+      throw Error(ErrorKind::usage, what + ": seed " + item + " appears twice");
+    seeds.push_back(v);
+  }
+  return seeds;
+}
+
+std::string self_path() {
+  std::error_code ec;
+  auto p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("lrahost") : p.string();
+}
+
+int run_self(const std::vector<std::string>& args, const std::string& log_file) {
+  fs::create_directories(fs::path(log_file).parent_path());
+  const std::string self = self_path();
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(self.c_str()));
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+
+  posix_spawn_file_actions_t io;
+  posix_spawn_file_actions_init(&io);
+  posix_spawn_file_actions_addopen(&io, STDOUT_FILENO, log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&io, STDOUT_FILENO, STDERR_FILENO);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, self.c_str(), &io, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&io);
+  if (rc != 0) throw Error(ErrorKind::internal, "could not start " + self + ": " + std::strerror(rc));
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) throw Error(ErrorKind::internal, std::string("waitpid: ") + std::strerror(errno));
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string last_error_line(const std::string& log_file) {
+  std::ifstream in(log_file);
+  std::string line, last, error;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    last = line;
+    if (line.find("error:") != std::string::npos || line.find("ERROR") != std::string::npos ||
+        line.find("[error]") != std::string::npos || line.find("internal error") != std::string::npos)
+      error = line;
+  }
+  return error.empty() ? last : error;
+}
+
+}  // namespace lra::host

@@ -1,0 +1,30 @@
+// Commands that run many `lrahost run`s (`suite`, `sweep`) start each as its
+// own process: a crash, an out-of-memory kill or a plugin that aborts takes
+// down that run only, and the rest go on. Also the list parsing both share.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lra::host {
+
+// "a,b,,c" -> {"a", "b", "c"}; an empty result is a usage error naming `what`.
+std::vector<std::string> split_list(const std::string& s, const std::string& what);
+
+// "0,1,2" -> {0, 1, 2}; anything but distinct integers >= 0 is a usage error naming `what`.
+std::vector<int64_t> parse_seed_list(const std::string& s, const std::string& what);
+
+// This executable's absolute path (from /proc/self/exe), for starting itself.
+std::string self_path();
+
+// Runs this executable with `args`, stdout and stderr appended to `log_file`
+// (created with its folders); waits and returns the exit code (128 + signal
+// when killed). Throws lra::Error(internal) only when it cannot start.
+int run_self(const std::vector<std::string>& args, const std::string& log_file);
+
+// The last line of `log_file` that looks like an error ("error:" / "ERROR"),
+// else its last non-empty line; "" when unreadable. What a summary shows.
+std::string last_error_line(const std::string& log_file);
+
+}  // namespace lra::host

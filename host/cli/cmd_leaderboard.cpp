@@ -1,0 +1,61 @@
+// `lrahost leaderboard`: result files (verified) and bench measurements into
+// a static site: index.html, leaderboard.md, leaderboard.json.
+#include <cstdio>
+#include <filesystem>
+
+#include "cli/commands.h"
+#include "common/atomic_file.h"
+#include "common/build_info.h"
+#include "common/sha256.h"
+#include "leaderboard/board.h"
+#include "leaderboard/site.h"
+#include "lra/status.h"
+#include "manifest/presets.h"
+
+namespace lra::host {
+
+int leaderboard_command(const LeaderboardArgs& a) {
+  namespace fs = std::filesystem;
+  const OfficialLookup official = [](const std::string& task) -> std::optional<std::string> {
+    if (const EmbeddedFile* f = find_official(task)) return sha256_hex(f->text);
+    return std::nullopt;
+  };
+  const fs::path out = a.out;
+  std::error_code ec;
+  if (fs::exists(out, ec) && !fs::is_directory(out, ec))
+    throw Error(ErrorKind::usage, "--out " + out.string() + ": exists and is not a directory; choose a directory");
+  std::vector<fs::path> bench;
+  for (const auto& b : a.bench) {
+    if (!fs::is_regular_file(b, ec))
+      throw Error(ErrorKind::usage, "--bench " + b + ": no such file (pass bench.json files written by lrahost bench)");
+    bench.emplace_back(b);
+  }
+
+  // Everything is read, checked and rendered before the first file is written.
+  Leaderboard board = build_leaderboard(collect_result_files({a.results.begin(), a.results.end()}), bench, official);
+  board.title = a.title;
+  const BuildInfo& info = build_info();
+  board.generator = "lrahost " + info.version + " (" + info.git_revision.substr(0, 12) + (info.git_dirty ? ", dirty" : "") + ")";
+  const std::string html = leaderboard_html(board);
+  const std::string md = leaderboard_markdown(board);
+  const std::string json = leaderboard_json(board).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+
+  fs::create_directories(out, ec);
+  if (ec) throw Error(ErrorKind::usage, "--out " + out.string() + ": cannot create it: " + ec.message());
+  write_file_atomic(out / "leaderboard.json", json);
+  write_file_atomic(out / "leaderboard.md", md);
+  write_file_atomic(out / "index.html", html);
+
+  auto counted = [](std::size_t n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); };
+  std::printf("leaderboard: %s -> %zu closed and %s open, %s%s\n",
+              counted(board.result_files, "result file", "result files").c_str(), board.closed.size(),
+              counted(board.open.size(), "entry", "entries").c_str(),
+              counted(board.invalid.size(), "invalid result", "invalid results").c_str(),
+              board.bench_sources.empty() ? "" : ", with the speed/accuracy/memory chart");
+  for (const auto& r : board.invalid)
+    std::printf("  invalid: %s (%s)\n", r.source.c_str(), r.reasons.empty() ? "" : r.reasons.front().c_str());
+  std::printf("written: %s, leaderboard.md, leaderboard.json\n", (out / "index.html").c_str());
+  return 0;
+}
+
+}  // namespace lra::host

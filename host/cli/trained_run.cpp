@@ -1,0 +1,201 @@
+#include "cli/trained_run.h"
+
+#include <fstream>
+#include <limits>
+#include <map>
+#include <sstream>
+
+#include <torch/serialize.h>
+
+#include "cli/mixer_options.h"
+#include "cli/run_support.h"
+#include "lra/status.h"
+#include "results/result.h"
+
+namespace lra::host {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kWhatIsExpected = "expected a result.json written by `lrahost run`";
+
+// Dotted-path access to result.json; every message names file and field.
+class RecordReader {
+ public:
+  RecordReader(const json& root, std::string file) : root_(root), file_(std::move(file)) {}
+
+  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
+    throw Error(ErrorKind::data, file_ + ": " + field + ": " + what + " (" + kWhatIsExpected + ")");
+  }
+
+  const json& at(const std::string& field) const {
+    const json* v = &root_;
+    std::string part;
+    std::istringstream parts(field);
+    while (std::getline(parts, part, '.')) {
+      if (!v->is_object() || !v->contains(part)) fail(field, "missing");
+      v = &(*v)[part];
+    }
+    return *v;
+  }
+  std::string text(const std::string& field) const {
+    const auto& v = at(field);
+    if (!v.is_string()) fail(field, "expected a string, got " + v.dump());
+    return v.get<std::string>();
+  }
+  int64_t integer(const std::string& field) const {
+    const auto& v = at(field);
+    if (!v.is_number_integer() ||
+        (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())))
+      fail(field, "expected an integer, got " + v.dump());
+    return v.get<int64_t>();
+  }
+  double number(const std::string& field) const {
+    const auto& v = at(field);
+    if (!v.is_number()) fail(field, "expected a number, got " + v.dump());
+    return v.get<double>();
+  }
+  const json& object(const std::string& field) const {
+    const auto& v = at(field);
+    if (!v.is_object()) fail(field, "expected an object, got " + v.dump());
+    return v;
+  }
+
+ private:
+  const json& root_;
+  std::string file_;
+};
+
+// A recorded option value as the text `--set mixer.KEY=VALUE` would give, so
+// resolve_mixer_options types it by the plugin's declaration again.
+std::string option_text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+}  // namespace
+
+RunRecord read_run_record(const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  const std::string how = "pass --run with a directory written by `lrahost run --out DIR` (it holds result.json and "
+                          "model.pt)";
+  if (!fs::is_directory(dir))
+    throw Error(ErrorKind::data, "run directory " + dir.string() +
+                                     (fs::exists(dir) ? " is not a directory" : " does not exist") + "; " + how);
+  RunRecord run;
+  run.dir = dir;
+  run.result_file = dir / kResultFileName;
+  run.model_file = dir / "model.pt";
+  if (!fs::exists(run.result_file)) {
+    if (fs::exists(dir / "forgetting.json"))
+      throw Error(ErrorKind::usage, dir.string() + " is a forgetting-curve run (`lrahost forget`, a causal LM); the "
+                                    "attention span is measured on classifier runs of `lrahost run`");
+    throw Error(ErrorKind::data, dir.string() + " holds no result.json: not a finished run (a failed run leaves none, "
+                                 "an interrupted one is finished with `lrahost run --resume --out DIR`); " + how);
+  }
+  {
+    std::ifstream in(run.result_file);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    try {
+      run.result = json::parse(ss.str());
+    } catch (const json::exception& e) {
+      throw Error(ErrorKind::data,
+                  run.result_file.string() + " is not valid JSON (" + e.what() + "); " + kWhatIsExpected);
+    }
+  }
+  const RecordReader r(run.result, run.result_file.string());
+  if (const auto schema = r.text("schema"); schema != kResultSchema)
+    r.fail("schema", "is '" + schema + "', not '" + kResultSchema + "'");
+  run.task = r.text("task.name");
+  run.plugin_name = r.text("plugin.name");
+  run.plugin_file = r.text("plugin.file");
+  run.plugin_sha256 = r.text("plugin.sha256");
+  run.plugin_options = r.object("plugin.options");
+  run.data_fingerprint = r.text("task.data_fingerprint");
+  const int64_t seed = r.integer("seed");
+  if (seed < 0) r.fail("seed", "negative: " + std::to_string(seed));
+  run.seed = static_cast<uint64_t>(seed);
+
+  ModelConfig& m = run.model;
+  m.layers = r.integer("config.model.layers");
+  m.d_model = r.integer("config.model.d_model");
+  m.heads = r.integer("config.model.heads");
+  m.qkv_dim = r.integer("config.model.qkv_dim");
+  m.ffn_dim = r.integer("config.model.ffn_dim");
+  m.dropout = r.number("config.model.dropout");
+  m.attention_dropout = r.number("config.model.attention_dropout");
+  m.pooling = r.text("config.model.pooling");
+  m.positions = r.text("config.model.positions");
+  m.max_len = r.integer("config.model.max_len");
+  if (m.layers <= 0 || m.d_model <= 0 || m.heads <= 0 || m.max_len <= 0)
+    r.fail("config.model", "layers, d_model, heads and max_len must be positive, got " + r.at("config.model").dump());
+
+  for (const auto& [key, v] : r.object("task.data_params").items()) {
+    if (v.is_boolean()) {
+      run.data_params[key] = v.get<bool>();
+    } else if (v.is_number_integer()) {
+      run.data_params[key] = v.get<int64_t>();
+    } else if (v.is_number()) {
+      run.data_params[key] = v.get<double>();
+    } else if (v.is_string()) {
+      run.data_params[key] = v.get<std::string>();
+    } else {
+      r.fail("task.data_params." + key, "expected a scalar, got " + v.dump());
+    }
+  }
+
+  if (!fs::exists(run.model_file))
+    throw Error(ErrorKind::data, run.model_file.string() + " is missing: the span needs the trained parameters that "
+                                 "`lrahost run` saves as model.pt beside result.json; train the run again with this "
+                                 "lrahost (or restore the file)");
+  return run;
+}
+
+const LoadedPlugin& open_run_mixer(const RunRecord& run, bool* same_file) {
+  // The recorded file first: the same build of the plugin the run trained.
+  const bool recorded_exists = std::filesystem::exists(run.plugin_file);
+  const LoadedPlugin& mixer = open_plugin(recorded_exists ? run.plugin_file : run.plugin_name, LRA_KIND_MIXER);
+  if (mixer.descriptor.name != run.plugin_name)
+    throw Error(ErrorKind::plugin, mixer.descriptor.file.string() + " is plugin '" + mixer.descriptor.name +
+                                       "', but the run (" + run.result_file.string() + ") trained '" + run.plugin_name +
+                                       "'; make the run's plugin available under its name (LRA_PLUGIN_PATH)");
+  if (same_file) *same_file = mixer.sha256 == run.plugin_sha256;
+  return mixer;
+}
+
+LoadedData load_run_data(const RunRecord& run, const LoadedPlugin& task, const std::optional<std::string>& data_dir,
+                         int threads) {
+  const auto root = data_root(data_dir);
+  LoadedData data = load_task_data(task, run.data_params, root, threads, true, run.result_file.string());
+  if (data.fingerprint != run.data_fingerprint)
+    throw Error(ErrorKind::data, "the " + run.task + " data under " + root.string() + " (" + data.dataset.source +
+                                     ") has fingerprint " + data.fingerprint + ", the run trained on " +
+                                     run.data_fingerprint + " (task.data_fingerprint in " + run.result_file.string() +
+                                     "); pass --data-dir with the data the run used");
+  return data;
+}
+
+Classifier load_trained_classifier(const RunRecord& run, const LoadedPlugin& mixer, const lra::TaskInfo& info,
+                                   const torch::Device& device) {
+  std::map<std::string, std::string> given;
+  for (const auto& [key, v] : run.plugin_options.items()) given[key] = option_text(v);
+  const lra::Params options = resolve_mixer_options(mixer, given);
+  BackboneSpec spec{run.model, info.vocab_size, info.num_classes, run.seed, info.paired};
+  // As `run` built it: mixers may draw fixed, non-trained tensors from the seed.
+  torch::manual_seed(run.seed);
+  Classifier model(spec, plugin_mixer_factory(mixer, options));
+  try {
+    torch::serialize::InputArchive ar;
+    ar.load_from(run.model_file.string(), device);
+    model->load(ar);
+  } catch (const c10::Error& e) {
+    std::string why = e.what_without_backtrace();
+    if (auto nl = why.find('\n'); nl != std::string::npos) why.resize(nl);
+    throw Error(ErrorKind::data, run.model_file.string() + " does not fit the model " + run.result_file.string() +
+                                     " describes (" + why + "); was the run directory edited or mixed with another "
+                                     "run?");
+  }
+  model->to(device);
+  model->eval();
+  return model;
+}
+
+}  // namespace lra::host

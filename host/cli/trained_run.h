@@ -1,0 +1,55 @@
+// A run directory written by `lrahost run`, read back: what its result.json
+// records, its data, and the trained classifier rebuilt with model.pt loaded.
+// Used by `lrahost span`; every failure names the file and field.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+#include <torch/types.h>
+
+#include "data/task_data.h"
+#include "lra/options.h"
+#include "manifest/manifest.h"
+#include "model/backbone.h"
+#include "plugins/loader.h"
+
+namespace lra::host {
+
+struct RunRecord {
+  std::filesystem::path dir, result_file, model_file;
+  nlohmann::json result;                 // result.json as read
+  std::string plugin_name, plugin_file, plugin_sha256;
+  nlohmann::json plugin_options;         // the resolved options the run used
+  std::string task;
+  ModelConfig model;                     // config.model
+  lra::Params data_params;               // task.data_params
+  std::string data_fingerprint;
+  uint64_t seed = 0;
+};
+
+// Reads DIR/result.json and checks that DIR/model.pt exists. A missing
+// directory or file, or a field that is missing or of the wrong type, is
+// lra::Error(data) naming what is expected; a forgetting-curve run
+// (`lrahost forget`) is Error(usage).
+RunRecord read_run_record(const std::filesystem::path& dir);
+
+// The run's mixer plugin: the recorded file when it is still there, else the
+// plugin of the recorded name. `same_file` (optional) tells whether its
+// SHA-256 equals the recorded one.
+const LoadedPlugin& open_run_mixer(const RunRecord& run, bool* same_file = nullptr);
+
+// The task's data with the run's [data] values (generated if synthetic and
+// absent), refused with Error(data) when its fingerprint differs from the run's.
+LoadedData load_run_data(const RunRecord& run, const LoadedPlugin& task, const std::optional<std::string>& data_dir,
+                         int threads);
+
+// The classifier as trained: rebuilt from the recorded configuration, mixer
+// options and seed, model.pt loaded onto `device`, in evaluation mode (no
+// dropout). A model.pt that does not fit is Error(data).
+Classifier load_trained_classifier(const RunRecord& run, const LoadedPlugin& mixer, const lra::TaskInfo& info,
+                                   const torch::Device& device);
+
+}  // namespace lra::host

@@ -1,0 +1,106 @@
+#include "leaderboard/board.h"
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "bench/bench_report.h"
+#include "lra/status.h"
+
+namespace lra::host {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+json parse_file(const fs::path& file, ErrorKind kind, const std::string& what) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw Error(kind, file.string() + ": cannot read this " + what);
+  std::ostringstream text;
+  text << in.rdbuf();
+  try {
+    return json::parse(text.str());
+  } catch (const json::parse_error& e) {
+    throw Error(kind, file.string() + ": not valid JSON (" + e.what() + "); is it a " + what + "?");
+  }
+}
+
+std::string string_at(const json& j, const char* outer, const char* inner) {
+  if (!j.is_object()) return "";
+  const auto o = j.find(outer);
+  if (o == j.end()) return "";
+  if (inner == nullptr) return o->is_string() ? o->get<std::string>() : "";
+  if (!o->is_object()) return "";
+  const auto i = o->find(inner);
+  return i != o->end() && i->is_string() ? i->get<std::string>() : "";
+}
+
+void read_bench(Leaderboard& board, const std::vector<fs::path>& files) {
+  for (const auto& f : files) {
+    const json doc = parse_file(f, ErrorKind::usage, "bench.json (written by lrahost bench)");
+    auto points = bench::bench_points_from_json(doc, f.string());
+    board.bench.insert(board.bench.end(), points.begin(), points.end());
+    board.bench_sources.push_back(f.string());
+  }
+  std::set<std::string> measured;
+  for (const auto& p : board.bench) measured.insert(p.plugin);
+  // Closed first: a plugin's closed average is the comparable one. Each list is ranked, so the first hit is the best.
+  for (const auto* division : {&board.closed, &board.open})
+    for (const auto& e : *division)
+      if (e.lra_average && measured.count(e.plugin) && !board.chart_accuracy_percent.count(e.plugin))
+        board.chart_accuracy_percent[e.plugin] = 100 * *e.lra_average;
+}
+
+}  // namespace
+
+Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const std::vector<fs::path>& bench_files,
+                              const OfficialLookup& official) {
+  Leaderboard board;
+  board.result_files = result_files.size();
+  std::vector<ScoreInput> valid;
+  for (const auto& file : result_files) {
+    const VerifyReport report = verify_result_file(file, official);
+    if (!report.readable) {
+      const std::string why = report.reasons.empty() ? "cannot read it" : report.reasons.front();
+      throw Error(ErrorKind::data, file.string() + ": " + why + " (pass result.json files written by lrahost run)");
+    }
+    json result = parse_file(file, ErrorKind::data, "result.json");
+    if (!report.valid) {
+      board.invalid.push_back({file.string(), string_at(result, "plugin", "name"), string_at(result, "task", "name"),
+                               string_at(result, "division", nullptr), report.reasons});
+      continue;
+    }
+    result["division"] = report.division;  // what verify established, not what the file claims
+    valid.push_back({file.string(), std::move(result)});
+  }
+  for (auto& entry : aggregate_scores(valid)) (entry.division == "closed" ? board.closed : board.open).push_back(entry);
+
+  board.task_columns = lra_task_order();
+  std::set<std::string> extra;
+  for (const auto* division : {&board.closed, &board.open})
+    for (const auto& e : *division)
+      for (const auto& [task, score] : e.tasks)
+        if (std::find(board.task_columns.begin(), board.task_columns.end(), task) == board.task_columns.end())
+          extra.insert(task);
+  board.task_columns.insert(board.task_columns.end(), extra.begin(), extra.end());
+
+  read_bench(board, bench_files);
+  return board;
+}
+
+std::vector<std::optional<int>> average_ranks(const std::vector<ScoreEntry>& ranked) {
+  std::vector<std::optional<int>> ranks;
+  for (std::size_t i = 0; i < ranked.size(); ++i) {
+    if (!ranked[i].lra_average) {
+      ranks.emplace_back();
+    } else if (i > 0 && ranks[i - 1] && *ranked[i - 1].lra_average == *ranked[i].lra_average) {
+      ranks.push_back(ranks[i - 1]);
+    } else {
+      ranks.emplace_back(static_cast<int>(i) + 1);
+    }
+  }
+  return ranks;
+}
+
+}  // namespace lra::host

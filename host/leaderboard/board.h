@@ -1,0 +1,50 @@
+// The leaderboard as data: verified result files scored per entry and split by
+// division, invalid results with their reasons, the paper's reference rows and
+// bench measurements for the chart. The site writers (site_html, site_markdown,
+// site_json) only render this.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/bench_point.h"
+#include "leaderboard/scores.h"
+#include "results/verify.h"
+
+namespace lra::host {
+
+struct InvalidResult {
+  std::string source;
+  std::string plugin, task, claimed_division;  // "" where the file does not say
+  std::vector<std::string> reasons;            // from verify
+};
+
+struct Leaderboard {
+  std::string title;
+  std::string generator;                       // e.g. "lrahost 0.1.0 (0123abc)"
+  std::vector<ScoreEntry> closed, open;        // the verified division, ranked best first
+  std::vector<InvalidResult> invalid;          // not ranked
+  std::vector<std::string> task_columns;       // the six LRA tasks, then any other task found (sorted)
+  std::size_t result_files = 0;
+  std::vector<bench::BenchPoint> bench;        // all bench.json points, in file order
+  std::vector<std::string> bench_sources;
+  // Plugin -> LRA average (%) placed on the chart: of the entries of a plugin
+  // measured by bench, the closed one with the best average, else the open one.
+  std::map<std::string, double> chart_accuracy_percent;
+};
+
+// Reads everything, before anything is written. Each result file goes through
+// verify (with `official`): the division shown is the verified one; invalid
+// results are listed, not scored. Throws lra::Error(data) for a result file
+// that cannot be read or parsed, or a valid one that lacks what scoring needs;
+// lra::Error(usage) for a bench.json that cannot be read or is malformed.
+Leaderboard build_leaderboard(const std::vector<std::filesystem::path>& result_files,
+                              const std::vector<std::filesystem::path>& bench_files, const OfficialLookup& official);
+
+// Competition ranking by LRA average ("1, 2, 2, 4"); nullopt for entries without one.
+std::vector<std::optional<int>> average_ranks(const std::vector<ScoreEntry>& ranked);
+
+}  // namespace lra::host

@@ -1,0 +1,271 @@
+#include "leaderboard/scores.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <tuple>
+
+#include "lra/status.h"
+
+namespace lra::host {
+namespace {
+
+using nlohmann::json;
+
+// Path-X is FAIL when the pooled accuracy is not significantly above chance
+// at this level (the paper: "no better than chance").
+constexpr double kSignificance = 0.05;
+constexpr double kChance = 0.5;
+constexpr const char* kPathX = "pathx";
+
+[[noreturn]] void bad(const std::string& source, const std::string& field, const std::string& what) {
+  throw Error(ErrorKind::data, source + ": " + field + " " + what +
+                                   " (expected a result.json written by lrahost run; check with lrahost verify)");
+}
+
+// The value at a dotted path, or nullptr where any step is missing.
+const json* at_path(const json& root, std::initializer_list<const char*> keys) {
+  const json* v = &root;
+  for (const char* k : keys) {
+    if (!v->is_object()) return nullptr;
+    const auto it = v->find(k);
+    if (it == v->end()) return nullptr;
+    v = &*it;
+  }
+  return v;
+}
+
+std::string text_at(const ScoreInput& in, std::initializer_list<const char*> keys, const std::string& field,
+                    bool required, const std::string& fallback = "") {
+  const json* v = at_path(in.result, keys);
+  if (v == nullptr) {
+    if (required) bad(in.source, field, "is missing");
+    return fallback;
+  }
+  if (!v->is_string()) bad(in.source, field, "is not a string");
+  return v->get<std::string>();
+}
+
+int64_t integer_at(const ScoreInput& in, std::initializer_list<const char*> keys, const std::string& field) {
+  const json* v = at_path(in.result, keys);
+  if (v == nullptr) bad(in.source, field, "is missing");
+  if (!v->is_number_integer() ||
+      (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())))
+    bad(in.source, field, "is not an integer");
+  return v->get<int64_t>();
+}
+
+// The fields scoring reads from one result, checked.
+struct Facts {
+  std::string plugin, version, sha256, options_key, division, task;
+  json options;
+  int64_t seed = 0, test_examples = 0;
+  double accuracy = 0;
+  std::string digest;
+};
+
+Facts read_facts(const ScoreInput& in) {
+  if (!in.result.is_object()) bad(in.source, "the document", "is not a JSON object");
+  Facts f;
+  f.plugin = text_at(in, {"plugin", "name"}, "plugin.name", true);
+  f.version = text_at(in, {"plugin", "version"}, "plugin.version", false);
+  f.sha256 = text_at(in, {"plugin", "sha256"}, "plugin.sha256", false);
+  f.task = text_at(in, {"task", "name"}, "task.name", true);
+  // A result that does not say is not claimed closed.
+  f.division = text_at(in, {"division"}, "division", false, "open");
+  if (f.division != "closed" && f.division != "open") bad(in.source, "division", "is neither \"closed\" nor \"open\"");
+  f.digest = text_at(in, {"digest"}, "digest", false);
+  const json* options = at_path(in.result, {"plugin", "options"});
+  f.options = options ? *options : json::object();
+  if (!f.options.is_object()) bad(in.source, "plugin.options", "is not an object");
+  f.options_key = f.options.dump(-1, ' ', false, json::error_handler_t::replace);
+  f.seed = integer_at(in, {"seed"}, "seed");
+  f.test_examples = integer_at(in, {"task", "examples", "test"}, "task.examples.test");
+  if (f.test_examples <= 0) bad(in.source, "task.examples.test", "is not positive");
+  const json* acc = at_path(in.result, {"metrics", "test_accuracy"});
+  if (acc == nullptr) bad(in.source, "metrics.test_accuracy", "is missing");
+  if (!acc->is_number() || !std::isfinite(acc->get<double>()) || acc->get<double>() < 0 || acc->get<double>() > 1)
+    bad(in.source, "metrics.test_accuracy", "is not a number between 0 and 1");
+  f.accuracy = acc->get<double>();
+  return f;
+}
+
+// One result inside a group, before scoring.
+struct Trial {
+  int64_t seed;
+  double accuracy;
+  int64_t test_examples;
+  std::string digest, source;
+};
+
+TaskScore score_task(const std::string& task, std::vector<Trial> trials) {
+  std::stable_sort(trials.begin(), trials.end(), [](const Trial& a, const Trial& b) { return a.seed < b.seed; });
+  TaskScore s;
+  int64_t correct = 0;
+  for (const Trial& t : trials) {
+    s.accuracies.push_back(t.accuracy);
+    s.seeds.push_back(t.seed);
+    s.test_examples += t.test_examples;
+    // The evaluation counted whole examples: accuracy * examples is an integer up to rounding.
+    correct += std::llround(t.accuracy * static_cast<double>(t.test_examples));
+    s.mean += t.accuracy;
+  }
+  const double n = static_cast<double>(trials.size());
+  s.mean /= n;
+  double squares = 0;
+  for (double a : s.accuracies) squares += (a - s.mean) * (a - s.mean);
+  s.std = trials.size() > 1 ? std::sqrt(squares / (n - 1)) : 0.0;
+  s.p_above_chance = binomial_upper_tail(correct, s.test_examples, kChance);
+  s.fail = task == kPathX && s.p_above_chance >= kSignificance;
+  return s;
+}
+
+std::string percent(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", 100 * fraction);
+  return buf;
+}
+
+}  // namespace
+
+const std::vector<std::string>& lra_task_order() {
+  static const std::vector<std::string> tasks = {"listops", "text", "retrieval", "image", "pathfinder", kPathX};
+  return tasks;
+}
+
+const std::vector<std::string>& lra_average_tasks() {
+  static const std::vector<std::string> tasks = {"listops", "text", "retrieval", "image", "pathfinder"};
+  return tasks;
+}
+
+void check_score_input(const ScoreInput& input) { read_facts(input); }
+
+std::vector<ScoreEntry> aggregate_scores(const std::vector<ScoreInput>& results) {
+  using Key = std::tuple<std::string, std::string, std::string, std::string>;  // name, sha256, options, division
+  std::map<Key, ScoreEntry> entries;
+  std::map<Key, std::map<std::string, std::vector<Trial>>> trials;
+  for (const ScoreInput& in : results) {
+    const Facts f = read_facts(in);
+    const Key key{f.plugin, f.sha256, f.options_key, f.division};
+    auto& list = trials[key][f.task];
+    bool duplicate = false;
+    for (const Trial& t : list) {
+      if (t.seed != f.seed) continue;
+      // The same file reached twice (a copy): count it once. Two different runs of one seed: ambiguous.
+      if (!f.digest.empty() && t.digest == f.digest) {
+        duplicate = true;
+        break;
+      }
+      throw Error(ErrorKind::data, in.source + " and " + t.source + " are both seed " + std::to_string(f.seed) +
+                                       " of " + f.plugin + " on " + f.task + " (" + f.division +
+                                       " division, same plugin build and options); pass only one of them");
+    }
+    if (duplicate) continue;
+    list.push_back({f.seed, f.accuracy, f.test_examples, f.digest, in.source});
+    ScoreEntry& e = entries[key];
+    if (e.sources.empty()) {
+      e.plugin = f.plugin;
+      e.plugin_version = f.version;
+      e.plugin_sha256 = f.sha256;
+      e.options = f.options;
+      e.division = f.division;
+    }
+    e.sources.push_back(in.source);
+  }
+
+  std::vector<ScoreEntry> out;
+  for (auto& [key, e] : entries) {
+    for (auto& [task, list] : trials[key]) e.tasks[task] = score_task(task, list);
+    double sum = 0;
+    bool all = true;
+    for (const auto& t : lra_average_tasks()) {
+      const auto it = e.tasks.find(t);
+      if (it == e.tasks.end()) {
+        all = false;
+        break;
+      }
+      sum += it->second.mean;
+    }
+    if (all) e.lra_average = sum / static_cast<double>(lra_average_tasks().size());
+    out.push_back(std::move(e));
+  }
+  // Best average first; the map order (name, sha256, options, division) breaks ties deterministically.
+  std::stable_sort(out.begin(), out.end(), [](const ScoreEntry& a, const ScoreEntry& b) {
+    if (a.lra_average.has_value() != b.lra_average.has_value()) return a.lra_average.has_value();
+    if (a.lra_average && *a.lra_average != *b.lra_average) return *a.lra_average > *b.lra_average;
+    return a.plugin < b.plugin;
+  });
+  return out;
+}
+
+double binomial_upper_tail(int64_t k, int64_t n, double p) {
+  if (n < 0 || !(p >= 0 && p <= 1)) throw Error(ErrorKind::internal, "binomial_upper_tail: n < 0 or p outside [0, 1]");
+  if (k <= 0) return 1.0;
+  if (k > n) return 0.0;
+  if (p == 0) return 0.0;
+  if (p == 1) return 1.0;
+  const double nd = static_cast<double>(n), log_p = std::log(p), log_q = std::log1p(-p);
+  auto log_pmf = [&](int64_t i) {
+    const double id = static_cast<double>(i);
+    return std::lgamma(nd + 1) - std::lgamma(id + 1) - std::lgamma(nd - id + 1) + id * log_p + (nd - id) * log_q;
+  };
+  // Sum the tail on the side away from the mode, where the terms fall
+  // monotonically: start at the largest term and add the ratios
+  // pmf(i±1)/pmf(i) until they no longer change the sum. Far tails stay exact
+  // in relative terms instead of vanishing in 1 - (something close to 1).
+  const auto mode = static_cast<int64_t>(std::floor((nd + 1) * p));
+  const double odds = p / (1 - p);
+  if (k > mode) {
+    double term = 1, sum = 1;  // relative to pmf(k)
+    for (int64_t i = k; i < n; ++i) {
+      term *= static_cast<double>(n - i) / static_cast<double>(i + 1) * odds;
+      sum += term;
+      if (term < sum * 1e-17) break;
+    }
+    return std::min(1.0, std::exp(log_pmf(k)) * sum);
+  }
+  // P(X >= k) = 1 - P(X <= k - 1), the lower tail summed downwards from k - 1.
+  double term = 1, sum = 1;  // relative to pmf(k - 1)
+  for (int64_t i = k - 1; i > 0; --i) {
+    term *= static_cast<double>(i) / (static_cast<double>(n - i + 1) * odds);
+    sum += term;
+    if (term < sum * 1e-17) break;
+  }
+  return std::clamp(1.0 - std::exp(log_pmf(k - 1)) * sum, 0.0, 1.0);
+}
+
+json to_json(const ScoreEntry& entry) {
+  json tasks = json::object();
+  for (const auto& [name, s] : entry.tasks) {
+    tasks[name] = {{"mean", s.mean},
+                   {"std", s.std},
+                   {"seeds", s.seeds},
+                   {"accuracies", s.accuracies},
+                   {"test_examples", s.test_examples},
+                   {"p_above_chance", s.p_above_chance},
+                   {"fail", s.fail}};
+  }
+  return {{"plugin", entry.plugin},
+          {"plugin_version", entry.plugin_version},
+          {"plugin_sha256", entry.plugin_sha256},
+          {"options", entry.options},
+          {"division", entry.division},
+          {"tasks", tasks},
+          {"lra_average", entry.lra_average ? json(*entry.lra_average) : json(nullptr)},
+          {"sources", entry.sources}};
+}
+
+std::string format_task_cell(const ScoreEntry& entry, const std::string& task) {
+  const auto it = entry.tasks.find(task);
+  if (it == entry.tasks.end()) return "—";
+  const TaskScore& s = it->second;
+  if (s.fail) return "FAIL";
+  return s.accuracies.size() > 1 ? percent(s.mean) + " ± " + percent(s.std) : percent(s.mean);
+}
+
+std::string format_average_cell(const ScoreEntry& entry) {
+  return entry.lra_average ? percent(*entry.lra_average) : "—";
+}
+
+}  // namespace lra::host

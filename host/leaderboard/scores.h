@@ -1,0 +1,78 @@
+// Scores per entry (plugin build + options + division) from result.json files:
+// per-task accuracy mean ± std over seeds, the LRA average over the five tasks
+// other than Path-X, and Path-X's FAIL mark (the paper's: no better than
+// chance). Shared by `lrahost suite` (its summary), `lrahost sweep --collect`
+// and `lrahost leaderboard`, so all three print the same numbers.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace lra::host {
+
+// The six LRA tasks in the paper's column order.
+const std::vector<std::string>& lra_task_order();
+// The five tasks the LRA average is taken over (all but pathx).
+const std::vector<std::string>& lra_average_tasks();
+
+struct TaskScore {
+  std::vector<double> accuracies;  // test accuracy in [0, 1], one per result, in seed order
+  std::vector<int64_t> seeds;      // the matching trial seeds
+  double mean = 0.0;
+  double std = 0.0;                // sample standard deviation over seeds; 0 with one seed
+  int64_t test_examples = 0;       // summed over seeds (task.examples.test)
+  // One-sided exact binomial p-value of the pooled correct count against 50%
+  // (H0: accuracy <= 0.5). Computed for every task; used for pathx.
+  double p_above_chance = 1.0;
+  bool fail = false;               // pathx only: p_above_chance >= 0.05, shown as FAIL (mean counts as 50%)
+};
+
+struct ScoreEntry {
+  std::string plugin, plugin_version, plugin_sha256;
+  nlohmann::json options = nlohmann::json::object();  // the mixer's options as recorded
+  std::string division;                                // "closed" or "open"
+  std::map<std::string, TaskScore> tasks;              // by task name
+  std::optional<double> lra_average;                   // when all five average tasks are present
+  std::vector<std::string> sources;                    // result files that went in
+};
+
+struct ScoreInput {
+  std::string source;    // file path (for messages and `sources`)
+  nlohmann::json result; // a parsed result.json
+};
+
+// Groups results by (plugin name, plugin sha256, options, division) and scores
+// each group. Results that lack the fields needed (metrics.test_accuracy in
+// [0, 1], plugin.name, task.name, seed, task.examples.test > 0) throw
+// lra::Error(data) naming the source and field; so do two different results
+// for the same seed of one entry and task (the same file twice, recognised by
+// its digest, counts once). "division" defaults to "open" when absent.
+// Entries come out sorted by LRA average (descending; entries without one
+// last), then by plugin name.
+std::vector<ScoreEntry> aggregate_scores(const std::vector<ScoreInput>& results);
+
+// The per-result checks of aggregate_scores alone: throws the same
+// lra::Error(data) for a result it would refuse (for callers that report a
+// bad file and go on, as `sweep --collect` does).
+void check_score_input(const ScoreInput& input);
+
+// P(X >= k) for X ~ Binomial(n, p), computed in log space (exact, stable for n in the millions).
+double binomial_upper_tail(int64_t k, int64_t n, double p);
+
+// {"plugin", "plugin_version", "plugin_sha256", "options", "division",
+//  "tasks": {task: {"mean","std","seeds","accuracies","test_examples","p_above_chance","fail"}},
+//  "lra_average", "sources"} — the schema leaderboard.json and suite.json use.
+nlohmann::json to_json(const ScoreEntry& entry);
+
+// "36.37 ± 0.52" (percent, two decimals; "36.37" with one seed), "FAIL" for a failed pathx, "—" when absent.
+std::string format_task_cell(const ScoreEntry& entry, const std::string& task);
+
+// The LRA average as "54.39" (percent, two decimals), "—" when not all five tasks are present.
+std::string format_average_cell(const ScoreEntry& entry);
+
+}  // namespace lra::host

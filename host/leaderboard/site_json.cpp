@@ -1,0 +1,56 @@
+#include "bench/bench_report.h"
+#include "leaderboard/paper_reference.h"
+#include "leaderboard/site.h"
+
+namespace lra::host {
+namespace {
+
+using nlohmann::json;
+
+json ranked(const std::vector<ScoreEntry>& entries) {
+  json out = json::array();
+  const auto ranks = average_ranks(entries);
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    json e = to_json(entries[i]);
+    e["rank"] = ranks[i] ? json(*ranks[i]) : json(nullptr);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+}  // namespace
+
+json leaderboard_json(const Leaderboard& board) {
+  json invalid = json::array();
+  for (const auto& r : board.invalid)
+    invalid.push_back({{"source", r.source},
+                       {"plugin", r.plugin},
+                       {"task", r.task},
+                       {"claimed_division", r.claimed_division},
+                       {"reasons", r.reasons}});
+  json rows = json::array();
+  for (const auto& row : paper_table1())
+    rows.push_back({{"plugin", row.plugin},
+                    {"model", row.model},
+                    {"tasks_percent", row.accuracy_percent},
+                    {"pathx", "FAIL"},
+                    {"average_percent", row.average_percent}});
+  json bench = nullptr;
+  if (!board.bench_sources.empty())
+    bench = {{"sources", board.bench_sources},
+             {"points", bench::bench_points_json(board.bench)},
+             {"chart_accuracy_percent", board.chart_accuracy_percent}};
+  return {{"schema", kLeaderboardSchema},
+          {"title", board.title},
+          {"generator", board.generator},
+          {"tasks", board.task_columns},
+          {"average_tasks", lra_average_tasks()},
+          {"result_files", board.result_files},
+          {"closed", ranked(board.closed)},
+          {"open", ranked(board.open)},
+          {"invalid", invalid},
+          {"reference", {{"source", "LRA paper, Table 1 (Tay et al., ICLR 2021)"}, {"rows", rows}}},
+          {"bench", bench}};
+}
+
+}  // namespace lra::host

@@ -1,0 +1,48 @@
+#include "leaderboard/site_text.h"
+
+#include <algorithm>
+#include <map>
+
+#include "plot/svg_text.h"
+
+namespace lra::host::site {
+
+std::string task_title(const std::string& task) {
+  static const std::map<std::string, std::string> titles = {{"listops", "ListOps"}, {"text", "Text"},
+                                                            {"retrieval", "Retrieval"}, {"image", "Image"},
+                                                            {"pathfinder", "Pathfinder"}, {"pathx", "Path-X"}};
+  const auto it = titles.find(task);
+  return it == titles.end() ? task : it->second;
+}
+
+std::string percent_text(double percent) { return svg::fixed(percent, 2); }
+
+std::string options_text(const nlohmann::json& options) {
+  if (!options.is_object() || options.empty()) return "";
+  return options.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+int max_seeds(const ScoreEntry& entry) {
+  std::size_t most = 0;
+  for (const auto& [task, s] : entry.tasks) most = std::max(most, s.accuracies.size());
+  return static_cast<int>(most);
+}
+
+std::string seeds_text(const ScoreEntry& entry) {
+  std::size_t least = SIZE_MAX, most = 0;
+  for (const auto& [task, s] : entry.tasks) {
+    least = std::min(least, s.accuracies.size());
+    most = std::max(most, s.accuracies.size());
+  }
+  if (most == 0) return "0";
+  return least == most ? std::to_string(most) : std::to_string(least) + "–" + std::to_string(most);
+}
+
+std::string short_sha(const std::string& sha256) { return sha256.substr(0, 12); }
+
+const char* const kScoreLegend =
+    "Test accuracy (%), mean ± sample standard deviation over seeds. Avg: the mean of the five tasks other than "
+    "Path-X, shown when all five are present. FAIL: Path-X accuracy not above chance (exact one-sided binomial test "
+    "of the correct answers pooled over seeds against 50%, p ≥ 0.05), as the LRA paper marks every model.";
+
+}  // namespace lra::host::site

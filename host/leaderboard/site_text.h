@@ -1,0 +1,31 @@
+// Wording shared by the HTML and Markdown pages (internal to the leaderboard).
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "leaderboard/scores.h"
+
+namespace lra::host::site {
+
+// "ListOps", "Path-X", ...; a task outside LRA as it is named.
+std::string task_title(const std::string& task);
+
+// 36.37 -> "36.37" (the value is already in percent).
+std::string percent_text(double percent);
+
+// The options as compact JSON ("" when there are none); invalid UTF-8 replaced.
+std::string options_text(const nlohmann::json& options);
+
+// The number of seeds: "3", or "1–3" when the tasks differ.
+std::string seeds_text(const ScoreEntry& entry);
+int max_seeds(const ScoreEntry& entry);
+
+// The first 12 hex digits of a sha256 ("" stays "").
+std::string short_sha(const std::string& sha256);
+
+// The sentence explaining the numbers, FAIL and the average.
+extern const char* const kScoreLegend;
+
+}  // namespace lra::host::site

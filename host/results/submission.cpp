@@ -1,0 +1,128 @@
+#include "results/submission.h"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace lra::host {
+namespace {
+
+using nlohmann::json;
+
+std::string text_at(const json& j, const json::json_pointer& p) {
+  if (!j.contains(p)) return "(absent)";
+  const json& v = j.at(p);
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+std::string seed_list(const std::vector<int64_t>& v) {
+  std::string s;
+  for (int64_t x : v) s += (s.empty() ? "" : ", ") + std::to_string(x);
+  return s;
+}
+
+}  // namespace
+
+std::vector<SubmissionFile> read_submission(const std::vector<std::filesystem::path>& files,
+                                            const OfficialLookup& official) {
+  std::vector<SubmissionFile> out;
+  for (const auto& f : files) {
+    SubmissionFile s{f, verify_result_file(f, official), nullptr};
+    if (s.report.readable) {
+      std::ifstream in(f);
+      s.result = json::parse(in, nullptr, false);
+      if (s.result.is_discarded()) s.result = nullptr;
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+SubmissionReport verify_submission(const std::vector<SubmissionFile>& files, const OfficialSeeds& official_seeds) {
+  SubmissionReport rep;
+  rep.files = files.size();
+  bool all_valid = !files.empty(), all_closed = !files.empty();
+  for (const auto& f : files) {
+    all_valid = all_valid && f.report.readable && f.report.valid;
+    all_closed = all_closed && f.report.division == "closed";
+  }
+  if (files.empty()) rep.reasons.push_back("no result files");
+  if (!all_valid) rep.reasons.push_back("not every result file is valid (see each file's reasons)");
+
+  // Host identity: one build wrote the whole submission.
+  static const json::json_pointer kHost[] = {json::json_pointer("/host/version"),
+                                             json::json_pointer("/host/git_revision"),
+                                             json::json_pointer("/host/torch_version")};
+  std::map<std::string, std::string> first_host;  // field -> "value (file)"
+  for (const auto& f : files) {
+    if (f.result.is_null()) continue;
+    for (const auto& p : kHost) {
+      const std::string v = text_at(f.result, p);
+      auto [it, inserted] = first_host.emplace(p.to_string(), v + "\t" + f.path.string());
+      const std::string seen = it->second.substr(0, it->second.find('\t'));
+      if (!inserted && seen != v)
+        rep.reasons.push_back("host identity differs: " + p.to_string().substr(1) + " is '" + seen + "' in " +
+                              it->second.substr(it->second.find('\t') + 1) + " but '" + v + "' in " + f.path.string() +
+                              " (a submission comes from one host build; rerun with one)");
+    }
+  }
+
+  // Plugin identity: one name, one file hash and version.
+  std::map<std::string, std::pair<std::string, std::string>> plugin_seen;  // name -> (sha256 + version, file)
+  for (const auto& f : files) {
+    if (f.result.is_null()) continue;
+    const std::string name = text_at(f.result, json::json_pointer("/plugin/name"));
+    const std::string id = text_at(f.result, json::json_pointer("/plugin/sha256")) + " version " +
+                           text_at(f.result, json::json_pointer("/plugin/version"));
+    auto [it, inserted] = plugin_seen.emplace(name, std::make_pair(id, f.path.string()));
+    if (!inserted && it->second.first != id)
+      rep.reasons.push_back("plugin '" + name + "' differs between files: sha256 " + it->second.first + " in " +
+                            it->second.second + " but sha256 " + id + " in " + f.path.string() +
+                            " (every result of one plugin must come from the same .so)");
+  }
+
+  // Seeds complete, per closed (plugin, options, task).
+  std::map<std::tuple<std::string, std::string, std::string>, std::vector<std::pair<int64_t, std::string>>> trials;
+  for (const auto& f : files) {
+    if (f.result.is_null() || f.report.division != "closed") continue;
+    const auto seed = f.result.contains("seed") && f.result["seed"].is_number_integer()
+                          ? f.result["seed"].get<int64_t>()
+                          : int64_t{-1};
+    trials[{text_at(f.result, json::json_pointer("/plugin/name")),
+            text_at(f.result, json::json_pointer("/plugin/options")),
+            text_at(f.result, json::json_pointer("/task/name"))}]
+        .push_back({seed, f.path.string()});
+  }
+  for (const auto& [key, got] : trials) {
+    const auto& [plugin, options, task] = key;
+    const std::string who = plugin + (options == "{}" ? "" : " " + options) + " on " + task;
+    std::map<int64_t, std::string> by_seed;
+    for (const auto& [seed, file] : got) {
+      auto [it, inserted] = by_seed.emplace(seed, file);
+      if (!inserted)
+        rep.reasons.push_back(who + ": seed " + std::to_string(seed) + " appears twice (" + it->second + ", " + file +
+                              "); keep one result per seed");
+    }
+    const auto want = official_seeds(task);
+    if (!want) continue;  // no official manifest: the file checks already made it open
+    std::vector<int64_t> missing, extra;
+    for (int64_t s : *want)
+      if (!by_seed.count(s)) missing.push_back(s);
+    for (const auto& [s, file] : by_seed)
+      if (std::find(want->begin(), want->end(), s) == want->end()) extra.push_back(s);
+    if (!missing.empty())
+      rep.reasons.push_back(who + ": seeds incomplete: missing " + seed_list(missing) + " of " + seed_list(*want) +
+                            " (the official manifest's rules.seeds; run them with lrahost run --seed S or lrahost suite)");
+    if (!extra.empty())
+      rep.reasons.push_back(who + ": seed(s) " + seed_list(extra) + " are not among the official trial seeds " +
+                            seed_list(*want) + " (a submission reports exactly those; drop the others)");
+  }
+
+  rep.valid = rep.reasons.empty();
+  rep.division = rep.valid && all_closed ? "closed" : "open";
+  return rep;
+}
+
+}  // namespace lra::host

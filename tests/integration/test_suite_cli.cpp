@@ -1,0 +1,90 @@
+// `lrahost suite`: every task and seed as separate runs, failures recorded,
+// the summary scored over seeds; `lrahost verify` on the runs it leaves.
+#include <filesystem>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_harness.h"
+#include "tiny_run.h"
+
+namespace lra::test {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+TEST(Suite, RunsEverySeedRecordsAFailingTaskAndScoresOverSeeds) {
+  TempDir d;
+  const auto out = d.path() / "suite";
+  // Text has no data under this root: both its runs fail; ListOps goes on.
+  const std::string args = "suite --plugin transformer --tasks listops,text --seeds 0,1 --preset smoke --threads 1 "
+                           "--data-dir " + d.str() + "/data --out " + out.string() + tiny_sets();
+  auto o = lrahost(args);
+  EXPECT_NE(o.code, 0) << o.output;  // the first failed run's exit code
+  EXPECT_NE(o.output.find("[4/4] text, seed 1: FAILED"), std::string::npos) << o.output;
+
+  const json s = json::parse(read_text(out / "suite.json"));
+  EXPECT_EQ(s["schema"], "lrahost.suite/v1");
+  ASSERT_EQ(s["runs"].size(), 4u);
+  std::vector<double> acc;
+  for (const auto& r : s["runs"]) {
+    if (r["task"] == "listops") {
+      ASSERT_EQ(r["status"], "ok") << r.dump();
+      const json res = json::parse(read_text(out / r["run_dir"].get<std::string>() / "result.json"));
+      EXPECT_EQ(res["seed"], r["seed"]);
+      acc.push_back(res["metrics"]["test_accuracy"].get<double>());
+    } else {
+      EXPECT_EQ(r["status"], "failed");
+      EXPECT_NE(r["exit_code"].get<int>(), 0);
+      EXPECT_FALSE(r["error"].get<std::string>().empty());
+      EXPECT_EQ(o.code, r["exit_code"].get<int>());
+      EXPECT_TRUE(fs::exists(out / r["log"].get<std::string>()));
+    }
+  }
+  ASSERT_EQ(acc.size(), 2u);
+  ASSERT_EQ(s["scores"].size(), 1u);
+  const json& listops = s["scores"][0]["tasks"]["listops"];
+  const double mean = (acc[0] + acc[1]) / 2;
+  EXPECT_NEAR(listops["mean"].get<double>(), mean, 1e-12);
+  EXPECT_NEAR(listops["std"].get<double>(), std::abs(acc[0] - acc[1]) / std::sqrt(2.0), 1e-12);  // sample std, n = 2
+  EXPECT_FALSE(s["scores"][0]["tasks"].contains("text"));
+  EXPECT_TRUE(s["scores"][0]["lra_average"].is_null());  // not all five tasks
+  const std::string md = read_text(out / "suite.md");
+  EXPECT_NE(md.find("## Failed runs (2 of 4)"), std::string::npos) << md;
+  EXPECT_NE(md.find("LRA paper, transformer"), std::string::npos) << md;
+
+  // A finished suite is not overwritten.
+  auto again = lrahost(args);
+  EXPECT_EQ(again.code, 2) << again.output;
+  EXPECT_NE(again.output.find("suite.json exists"), std::string::npos) << again.output;
+
+  // An interrupted one (no summary yet) keeps the runs it has and retries the rest.
+  fs::remove(out / "suite.json");
+  auto resumed = lrahost(args);
+  EXPECT_NE(resumed.output.find("[1/4] listops, seed 0: kept from before"), std::string::npos) << resumed.output;
+  const json s2 = json::parse(read_text(out / "suite.json"));
+  EXPECT_EQ(s2["scores"][0]["tasks"]["listops"]["mean"], listops["mean"]);
+
+  // The runs as a submission: open results from one host build and one plugin build.
+  auto v = lrahost("verify " + (out / "runs").string());
+  EXPECT_EQ(v.code, 0) << v.output;
+  EXPECT_NE(v.output.find("submission (2 results): open, valid"), std::string::npos) << v.output;
+}
+
+TEST(Suite, RefusesBeforeAnyRun) {
+  TempDir d;
+  const auto out = d.path() / "suite";
+  auto plugin = lrahost("suite --plugin no_such_mixer --tasks listops --preset smoke --out " + out.string());
+  EXPECT_EQ(plugin.code, 3) << plugin.output;
+  auto task = lrahost("suite --plugin transformer --tasks listops,chess --preset smoke --out " + out.string());
+  EXPECT_EQ(task.code, 2) << task.output;
+  EXPECT_NE(task.output.find("'chess'"), std::string::npos) << task.output;
+  auto seeds = lrahost("suite --plugin transformer --tasks listops --seeds 0,0 --preset smoke --out " + out.string());
+  EXPECT_EQ(seeds.code, 2) << seeds.output;
+  EXPECT_NE(seeds.output.find("seed 0 appears twice"), std::string::npos) << seeds.output;
+  EXPECT_FALSE(fs::exists(out)) << "nothing may be written before the runs start";
+}
+
+}  // namespace
+}  // namespace lra::test

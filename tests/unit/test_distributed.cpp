@@ -1,0 +1,63 @@
+// rank_info_from: the rendezvous facts from RANK/WORLD_SIZE/... (torchrun,
+// hand-set), the Slurm variables (srun), or nothing (one process).
+#include <gtest/gtest.h>
+
+#include "distributed/distributed.h"
+#include "lra/status.h"
+
+using lra::host::rank_info_from;
+
+TEST(RankInfo, NoVariablesIsOneProcess) {
+  const auto r = rank_info_from({{"HOME", "/root"}});
+  EXPECT_EQ(r.world_size, 1);
+  EXPECT_EQ(r.rank, 0);
+  EXPECT_EQ(r.source, "single process");
+}
+
+TEST(RankInfo, TorchVariablesWinOverSlurm) {
+  const auto r = rank_info_from({{"WORLD_SIZE", "4"}, {"RANK", "3"}, {"LOCAL_RANK", "1"}, {"MASTER_ADDR", "node7"},
+                                 {"MASTER_PORT", "23456"}, {"SLURM_NTASKS", "8"}, {"SLURM_PROCID", "5"}});
+  EXPECT_EQ(r.world_size, 4);
+  EXPECT_EQ(r.rank, 3);
+  EXPECT_EQ(r.local_rank, 1);
+  EXPECT_EQ(r.master_addr, "node7");
+  EXPECT_EQ(r.master_port, 23456);
+  EXPECT_EQ(r.source, "torch environment");
+  EXPECT_FALSE(r.agent_store);
+}
+
+TEST(RankInfo, SlurmTasksAreRanks) {
+  const auto r = rank_info_from({{"SLURM_NTASKS", "2"}, {"SLURM_PROCID", "1"}, {"SLURM_LOCALID", "1"},
+                                 {"MASTER_ADDR", "gpu01"}});
+  EXPECT_EQ(r.world_size, 2);
+  EXPECT_EQ(r.rank, 1);
+  EXPECT_EQ(r.local_rank, 1);
+  EXPECT_EQ(r.master_port, 29500);  // the default
+  EXPECT_EQ(r.source, "slurm");
+}
+
+TEST(RankInfo, TorchrunsAgentStoreIsJoinedNotServed) {
+  const auto r = rank_info_from({{"WORLD_SIZE", "2"}, {"RANK", "0"}, {"TORCHELASTIC_RUN_ID", "none"},
+                                 {"TORCHELASTIC_USE_AGENT_STORE", "True"}});
+  EXPECT_TRUE(r.agent_store);
+  EXPECT_EQ(r.source, "torchrun");
+}
+
+TEST(RankInfo, MalformedValuesNameTheVariable) {
+  for (const auto& env : std::vector<std::map<std::string, std::string>>{
+           {{"WORLD_SIZE", "two"}, {"RANK", "0"}},
+           {{"WORLD_SIZE", "2"}, {"RANK", "-1"}},
+           {{"WORLD_SIZE", "2"}, {"RANK", "0"}, {"MASTER_PORT", "70000"}}}) {
+    try {
+      rank_info_from(env);
+      ADD_FAILURE() << "accepted " << env.begin()->second;
+    } catch (const lra::Error& e) {
+      EXPECT_EQ(e.kind(), lra::ErrorKind::usage);
+      const std::string msg = e.what();
+      EXPECT_TRUE(msg.find("WORLD_SIZE=two") != std::string::npos || msg.find("RANK=-1") != std::string::npos ||
+                  msg.find("MASTER_PORT=70000") != std::string::npos)
+          << msg;
+    }
+  }
+  EXPECT_THROW(rank_info_from({{"WORLD_SIZE", "2"}, {"RANK", "2"}}), lra::Error);  // rank not below the world
+}

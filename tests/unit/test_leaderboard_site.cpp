@@ -1,0 +1,298 @@
+// The leaderboard site: reading and verifying result files into a board,
+// and index.html / leaderboard.md / leaderboard.json rendered from it —
+// divisions, the paper's rows, invalid results, the chart, and escaping.
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "bench/bench_report.h"
+#include "common/sha256.h"
+#include "leaderboard/board.h"
+#include "leaderboard/site.h"
+#include "lra/status.h"
+#include "results/result.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace lra::host;
+
+namespace {
+
+const std::string kXss = "<script>alert(1)</script>";
+
+// The official manifests of the six LRA tasks, as a host embeds them.
+std::optional<std::string> fake_official(const std::string& task) {
+  const auto& tasks = lra_task_order();
+  if (std::find(tasks.begin(), tasks.end(), task) == tasks.end()) return std::nullopt;
+  return sha256_hex("official " + task);
+}
+
+// A complete, valid result as lrahost run writes it (unsealed).
+json run_result(const std::string& plugin, const std::string& task, int64_t seed, double accuracy, bool closed) {
+  return json{{"schema", kResultSchema},
+              {"division", closed ? "closed" : "open"},
+              {"division_reasons", closed ? json::array() : json::array({"preset smoke"})},
+              {"valid", true},
+              {"invalid_reasons", json::array()},
+              {"host", {{"version", "0.1.0"}, {"git_revision", "abc"}, {"git_dirty", false}}},
+              {"system", {{"os", "test"}}},
+              {"plugin",
+               {{"name", plugin},
+                {"version", "1.0.0"},
+                {"sha256", sha256_hex("plugin " + plugin)},
+                {"options", json::object()},
+                {"params", {{"total", 1000}, {"mixer", 100}}},
+                {"capabilities", json::array()}}},
+              {"task",
+               {{"name", task},
+                {"manifest", "builtin:lra-v1/" + task + ".toml"},
+                {"manifest_sha256", closed ? sha256_hex("official " + task) : sha256_hex("smoke " + task)},
+                {"preset", closed ? "official" : "smoke"},
+                {"data_fingerprint", sha256_hex("data")},
+                {"examples", {{"train", 100}, {"val", 10}, {"test", 1000}}}}},
+              {"rules", {{"reference_params", 1000}, {"param_budget_ratio", 1.1}, {"param_budget", 1100}}},
+              {"seed", seed},
+              {"overrides", json::array()},
+              {"config", json::object()},
+              {"metrics",
+               {{"test_accuracy", accuracy},
+                {"best_val_accuracy", accuracy},
+                {"final_train_loss", 1.0},
+                {"final_train_accuracy", accuracy}}},
+              {"history", json::array()},
+              {"timing", json::object()},
+              {"command_line", json::array()},
+              {"started_at", "2025-01-01T00:00:00Z"},
+              {"finished_at", "2025-01-01T00:01:00Z"}};
+}
+
+class Site : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("lra-test-leaderboard-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path write(const std::string& name, const json& sealed) { return write_result(dir_ / name, sealed); }
+  fs::path write_text(const std::string& name, const std::string& text) {
+    fs::create_directories((dir_ / name).parent_path());
+    std::ofstream(dir_ / name) << text;
+    return dir_ / name;
+  }
+  // Five closed tasks of `plugin` at `acc`, seeds 0 and 1 (acc and acc + 0.02).
+  std::vector<fs::path> closed_suite(const std::string& plugin, double acc) {
+    std::vector<fs::path> files;
+    for (const auto& t : lra_average_tasks())
+      for (int seed : {0, 1})
+        files.push_back(write(plugin + "/" + t + "/" + std::to_string(seed), seal(run_result(plugin, t, seed, acc + 0.02 * seed, true))));
+    return files;
+  }
+
+  fs::path dir_;
+};
+
+std::size_t count(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+bench::BenchPoint point(const std::string& plugin, double steps, int64_t bytes) {
+  bench::BenchPoint p;
+  p.plugin = plugin;
+  p.length = 1024;
+  p.batch = 32;
+  p.device = "cpu (2 threads)";
+  p.dtype = "float32";
+  p.steps_per_s = steps;
+  p.repetition_steps_per_s = {steps};
+  p.tokens_per_s = steps * 32 * 1024;
+  p.peak_memory_bytes = bytes;
+  p.peak_memory_kind = "process peak RSS";
+  p.params = 1000;
+  return p;
+}
+
+}  // namespace
+
+TEST_F(Site, VerifiesEveryFileAndSeparatesDivisions) {
+  auto files = closed_suite("performer", 0.6);
+  const auto better = closed_suite("transformer", 0.7);
+  files.insert(files.end(), better.begin(), better.end());
+  files.push_back(write("open/listops", seal(run_result("local", "listops", 0, 0.3, false))));
+  // Claims closed with a manifest that is not the official one: verify says invalid.
+  json fake = run_result("cheater", "listops", 0, 0.99, true);
+  fake["task"]["manifest_sha256"] = sha256_hex("my own manifest");
+  files.push_back(write("fake/listops", seal(fake)));
+  // Edited after the run: the digest no longer matches.
+  json edited = seal(run_result("editor", "text", 0, 0.5, false));
+  edited["metrics"]["test_accuracy"] = 0.95;
+  files.push_back(write_text("edited/result.json", edited.dump()));
+
+  const Leaderboard board = build_leaderboard(files, {}, fake_official);
+  EXPECT_EQ(board.result_files, files.size());
+  ASSERT_EQ(board.closed.size(), 2u);
+  EXPECT_EQ(board.closed[0].plugin, "transformer");
+  EXPECT_NEAR(*board.closed[0].lra_average, 0.71, 1e-12);
+  EXPECT_EQ(board.closed[1].plugin, "performer");
+  ASSERT_EQ(board.open.size(), 1u);
+  EXPECT_EQ(board.open[0].plugin, "local");
+  ASSERT_EQ(board.invalid.size(), 2u);
+  EXPECT_EQ(board.invalid[0].plugin, "cheater");
+  EXPECT_EQ(board.invalid[0].claimed_division, "closed");
+  const auto has = [](const InvalidResult& r, const std::string& needle) {
+    return std::any_of(r.reasons.begin(), r.reasons.end(), [&](const std::string& s) { return s.find(needle) != std::string::npos; });
+  };
+  EXPECT_TRUE(has(board.invalid[0], "not the official one"));
+  EXPECT_TRUE(has(board.invalid[1], "edited after the run"));
+
+  const json j = leaderboard_json(board);
+  EXPECT_EQ(j["schema"], "lrahost.leaderboard/v1");
+  EXPECT_EQ(j["closed"][0]["rank"], 1);
+  EXPECT_EQ(j["closed"][1]["rank"], 2);
+  EXPECT_TRUE(j["open"][0]["rank"].is_null());  // no average: not ranked
+  EXPECT_EQ(j["invalid"].size(), 2u);
+  EXPECT_EQ(j["reference"]["rows"].size(), 11u);
+  EXPECT_EQ(j["reference"]["rows"][0]["average_percent"], 54.39);
+  EXPECT_EQ(j["reference"]["rows"][0]["tasks_percent"]["listops"], 36.37);
+  EXPECT_TRUE(j["bench"].is_null());
+  // The invalid results are not scored anywhere.
+  EXPECT_EQ(j.dump().find("\"plugin\":\"cheater\",\"plugin_sha256\""), std::string::npos);
+}
+
+TEST_F(Site, ClosedClaimWithASmokePresetIsShownOpenNotClosed) {
+  // verify establishes the division: a valid file that claims open stays open even with the official manifest.
+  json r = run_result("transformer", "listops", 0, 0.4, true);
+  r["division"] = "open";
+  const Leaderboard board = build_leaderboard({write("a", seal(r))}, {}, fake_official);
+  EXPECT_TRUE(board.closed.empty());
+  EXPECT_EQ(board.open.size(), 1u);
+}
+
+TEST_F(Site, UnreadableResultsAndBadBenchFilesAreErrors) {
+  const auto good = write("good", seal(run_result("local", "listops", 0, 0.3, false)));
+  const auto garbage = write_text("bad/result.json", "{ not json");
+  try {
+    build_leaderboard({good, garbage}, {}, fake_official);
+    FAIL() << "no error";
+  } catch (const lra::Error& e) {
+    EXPECT_EQ(e.kind(), lra::ErrorKind::data);
+    EXPECT_NE(std::string(e.what()).find(garbage.string()), std::string::npos) << e.what();
+  }
+  const auto bench = write_text("bench.json", R"({"schema": "lrahost.bench/v1", "results": [{"plugin": "x"}]})");
+  try {
+    build_leaderboard({good}, {bench}, fake_official);
+    FAIL() << "no error";
+  } catch (const lra::Error& e) {
+    EXPECT_EQ(e.kind(), lra::ErrorKind::usage);
+    EXPECT_NE(std::string(e.what()).find("results[0]"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(Site, HtmlIsOneSelfContainedSortablePage) {
+  auto files = closed_suite("transformer", 0.7);
+  files.push_back(write("open/listops", seal(run_result("local", "listops", 0, 0.3, false))));
+  Leaderboard board = build_leaderboard(files, {}, fake_official);
+  board.title = "My board";
+  board.generator = "lrahost test";
+  const std::string html = leaderboard_html(board);
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(html.find("<title>My board</title>"), std::string::npos);
+  // Nothing fetched: no links, sources, imports or remote URLs (the SVG namespace is not fetched).
+  for (const char* external : {"<link", " src=", "@import", "url(", "https://"}) EXPECT_EQ(html.find(external), std::string::npos) << external;
+  EXPECT_EQ(count(html, "<script"), 1u);
+  EXPECT_EQ(count(html, "<table class=\"board\""), 2u);  // closed, open
+  EXPECT_EQ(count(html, "<tr class=\"ref\""), 22u);      // the paper's 11 rows in each division
+  EXPECT_EQ(count(html, "<tr class=\"entry\""), 2u);
+  // Closed: transformer at 71.00 on average is above every paper row (BigBird 55.01 is the best): first row.
+  const auto closed = html.find("id=\"closed-table\"");
+  const auto first_row = html.find("<tr class=", closed);
+  EXPECT_EQ(html.find("<tr class=\"entry\"", closed), first_row);
+  EXPECT_NE(html.find("data-sort=\"71.000000\">71.00</td>"), std::string::npos);
+  EXPECT_NE(html.find(">71.00 ± 1.41</td>"), std::string::npos) << "0.70 and 0.72 over two seeds";
+  EXPECT_NE(html.find("<span class=\"badge\">LRA paper</span>"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"fail\">FAIL</td>"), std::string::npos);  // the paper's Path-X
+  EXPECT_EQ(html.find("id=\"invalid\""), std::string::npos);  // no section without invalid results
+  EXPECT_EQ(html.find("id=\"chart\""), std::string::npos);    // nor a chart without bench results
+}
+
+TEST_F(Site, EveryStringFromAResultIsEscaped) {
+  json r = run_result(kXss, "listops", 0, 0.4, false);
+  r["plugin"]["version"] = "1\" onmouseover=\"alert(2)";
+  r["plugin"]["options"] = {{"k", "'><img src=x onerror=alert(3)>"}};
+  r["plugin"]["sha256"] = sha256_hex("x");
+  std::vector<fs::path> files = {write("xss", seal(r))};
+  json invalid = run_result("a|b\nc", "<b>task</b>", 0, 0.4, true);  // closed claim, unknown task: invalid
+  files.push_back(write("pipe", seal(invalid)));
+  Leaderboard board = build_leaderboard(files, {}, fake_official);
+  board.title = "</title><script>alert(4)</script>";
+  board.generator = "<i>gen</i>";
+  board.bench = {point(kXss, 5, 1000000), point("transformer", 2, 4000000)};
+  board.bench_sources = {"<bench>.json"};
+  board.chart_accuracy_percent = {{kXss, 40.0}};
+  ASSERT_EQ(board.open.size(), 1u);
+  ASSERT_EQ(board.invalid.size(), 1u);
+
+  const std::string html = leaderboard_html(board);
+  EXPECT_EQ(count(html, "<script"), 1u) << "only the page's own script";
+  for (const char* raw : {"alert(1)</script>", "<img", "\" onmouseover", "<b>task", "<i>gen", "<bench>"})
+    EXPECT_EQ(html.find(raw), std::string::npos) << raw;
+  EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
+  EXPECT_NE(html.find("&lt;img src=x onerror=alert(3)&gt;"), std::string::npos);
+  EXPECT_NE(html.find("id=\"chart\""), std::string::npos);
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  // The script itself is constant: no data placed inside it.
+  const auto script = html.find("<script>");
+  EXPECT_EQ(html.substr(script).find("alert"), std::string::npos);
+
+  const std::string md = leaderboard_markdown(board);
+  EXPECT_EQ(md.find("<script"), std::string::npos);
+  EXPECT_NE(md.find("a\\|b c"), std::string::npos) << md;  // '|' escaped, the line break gone
+  EXPECT_NE(md.find("&lt;b&gt;task&lt;/b&gt;"), std::string::npos) << md;
+  // Every table row of the open division has as many cells as its header.
+  const auto open = md.find("## Open division");
+  const auto header_end = md.find('\n', md.find("| rank", open));
+  const std::string row = md.substr(md.find("\n| ", header_end) + 1, md.find('\n', md.find("\n| ", header_end) + 1) - md.find("\n| ", header_end) - 1);
+  const std::string head = md.substr(md.find("| rank", open), header_end - md.find("| rank", open));
+  auto cells = [](const std::string& line) {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < line.size(); ++i) n += line[i] == '|' && (i == 0 || line[i - 1] != '\\');
+    return n;
+  };
+  EXPECT_EQ(cells(row), cells(head)) << row;
+
+  const json j = json::parse(leaderboard_json(board).dump());
+  EXPECT_EQ(j["open"][0]["plugin"], kXss);  // JSON keeps the text as it is, escaped by JSON's rules
+  EXPECT_EQ(j["title"], board.title);
+}
+
+TEST_F(Site, ChartPlacesBenchPluginsAtTheirAverage) {
+  auto files = closed_suite("transformer", 0.7);
+  const auto perf = closed_suite("performer", 0.6);
+  files.insert(files.end(), perf.begin(), perf.end());
+  const auto bench = write_text("bench.json", json{{"schema", "lrahost.bench/v1"},
+                                                   {"results", bench::bench_points_json({point("transformer", 2, 4000000000),
+                                                                                         point("performer", 8, 1000000000),
+                                                                                         point("linformer", 9, 900000000)})}}
+                                                  .dump());
+  Leaderboard board = build_leaderboard(files, {bench}, fake_official);
+  ASSERT_EQ(board.bench.size(), 3u);
+  EXPECT_EQ(board.chart_accuracy_percent.size(), 2u);  // linformer has no result
+  EXPECT_NEAR(board.chart_accuracy_percent.at("transformer"), 71.0, 1e-9);
+  EXPECT_NEAR(board.chart_accuracy_percent.at("performer"), 61.0, 1e-9);
+  const std::string html = leaderboard_html(board);
+  EXPECT_EQ(count(html, "class=\"bubble\""), 2u);
+  EXPECT_NE(html.find("linformer"), std::string::npos);  // named in the chart's note
+  const json j = leaderboard_json(board);
+  EXPECT_EQ(j["bench"]["points"].size(), 3u);
+  EXPECT_EQ(j["bench"]["sources"][0], bench.string());
+}
