@@ -6,7 +6,6 @@
 #include "cli/commands.h"
 #include "common/atomic_file.h"
 #include "common/build_info.h"
-#include "common/sha256.h"
 #include "leaderboard/board.h"
 #include "leaderboard/site.h"
 #include "lra/status.h"
@@ -16,10 +15,6 @@ namespace lra::host {
 
 int leaderboard_command(const LeaderboardArgs& a) {
   namespace fs = std::filesystem;
-  const OfficialLookup official = [](const std::string& task) -> std::optional<std::string> {
-    if (const EmbeddedFile* f = find_official(task)) return sha256_hex(f->text);
-    return std::nullopt;
-  };
   const fs::path out = a.out;
   std::error_code ec;
   if (fs::exists(out, ec) && !fs::is_directory(out, ec))
@@ -32,7 +27,8 @@ int leaderboard_command(const LeaderboardArgs& a) {
   }
 
   // Everything is read, checked and rendered before the first file is written.
-  Leaderboard board = build_leaderboard(collect_result_files({a.results.begin(), a.results.end()}), bench, official);
+  Leaderboard board = build_leaderboard(collect_result_files({a.results.begin(), a.results.end()}), bench, official_manifest_sha256,
+                                        official_trial_seeds);
   board.title = a.title;
   const BuildInfo& info = build_info();
   board.generator = "lrahost " + info.version + " (" + info.git_revision.substr(0, 12) + (info.git_dirty ? ", dirty" : "") + ")";

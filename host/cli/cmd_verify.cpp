@@ -4,7 +4,6 @@
 #include <cstdio>
 
 #include "cli/commands.h"
-#include "common/sha256.h"
 #include "lra/status.h"
 #include "manifest/presets.h"
 #include "results/submission.h"
@@ -13,15 +12,7 @@
 namespace lra::host {
 
 int verify_command(const std::vector<std::string>& args) {
-  const OfficialLookup official = [](const std::string& task) -> std::optional<std::string> {
-    if (const EmbeddedFile* f = find_official(task)) return sha256_hex(f->text);
-    return std::nullopt;
-  };
-  const OfficialSeeds seeds = [](const std::string& task) -> std::optional<std::vector<int64_t>> {
-    if (!find_official(task)) return std::nullopt;
-    return trial_seeds(load_preset(task, "official"));
-  };
-  const auto files = read_submission(collect_result_files({args.begin(), args.end()}), official);
+  const auto files = read_submission(collect_result_files({args.begin(), args.end()}), official_manifest_sha256);
   int code = 0;
   for (const auto& f : files) {
     const VerifyReport& rep = f.report;
@@ -34,7 +25,7 @@ int verify_command(const std::vector<std::string>& args) {
     }
     for (const auto& r : rep.reasons) std::printf("  - %s\n", r.c_str());
   }
-  const SubmissionReport sub = verify_submission(files, seeds);
+  const SubmissionReport sub = verify_submission(files, official_trial_seeds);
   std::printf("submission (%zu result%s): %s, %s\n", sub.files, sub.files == 1 ? "" : "s", sub.division.c_str(),
               sub.valid ? "valid" : "INVALID");
   for (const auto& r : sub.reasons) std::printf("  - %s\n", r.c_str());

@@ -52,10 +52,29 @@ void read_bench(Leaderboard& board, const std::vector<fs::path>& files) {
         board.chart_accuracy_percent[e.plugin] = 100 * *e.lra_average;
 }
 
+std::string seed_words(const std::vector<int64_t>& seeds) {
+  std::string s;
+  for (int64_t x : seeds) s += (s.empty() ? "" : ", ") + std::to_string(x);
+  return s;
+}
+
+void note_missing_seeds(ScoreEntry& entry, const OfficialSeeds& official_seeds) {
+  for (const auto& [task, score] : entry.tasks) {
+    const auto want = official_seeds(task);
+    if (!want) continue;
+    std::vector<int64_t> missing;
+    for (int64_t s : *want)
+      if (std::find(score.seeds.begin(), score.seeds.end(), s) == score.seeds.end()) missing.push_back(s);
+    if (!missing.empty())
+      entry.notes.push_back(task + ": seed" + (missing.size() == 1 ? " " : "s ") + seed_words(missing) + " of " +
+                            seed_words(*want) + " missing");
+  }
+}
+
 }  // namespace
 
 Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const std::vector<fs::path>& bench_files,
-                              const OfficialLookup& official) {
+                              const OfficialLookup& official, const OfficialSeeds& official_seeds) {
   Leaderboard board;
   board.result_files = result_files.size();
   std::vector<ScoreInput> valid;
@@ -74,7 +93,10 @@ Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const s
     result["division"] = report.division;  // what verify established, not what the file claims
     valid.push_back({file.string(), std::move(result)});
   }
-  for (auto& entry : aggregate_scores(valid)) (entry.division == "closed" ? board.closed : board.open).push_back(entry);
+  for (auto& entry : aggregate_scores(valid)) {
+    if (entry.division == "closed") note_missing_seeds(entry, official_seeds);
+    (entry.division == "closed" ? board.closed : board.open).push_back(entry);
+  }
 
   board.task_columns = lra_task_order();
   std::set<std::string> extra;

@@ -12,6 +12,7 @@
 
 #include "bench/bench_point.h"
 #include "leaderboard/scores.h"
+#include "results/submission.h"
 #include "results/verify.h"
 
 namespace lra::host {
@@ -41,8 +42,11 @@ struct Leaderboard {
 // results are listed, not scored. Throws lra::Error(data) for a result file
 // that cannot be read or parsed, or a valid one that lacks what scoring needs;
 // lra::Error(usage) for a bench.json that cannot be read or is malformed.
+// `official_seeds` gives each task's official trial seeds: a closed entry
+// missing some of them gets a note (it stays ranked; verify is the gate).
 Leaderboard build_leaderboard(const std::vector<std::filesystem::path>& result_files,
-                              const std::vector<std::filesystem::path>& bench_files, const OfficialLookup& official);
+                              const std::vector<std::filesystem::path>& bench_files, const OfficialLookup& official,
+                              const OfficialSeeds& official_seeds);
 
 // Competition ranking by LRA average ("1, 2, 2, 4"); nullopt for entries without one.
 std::vector<std::optional<int>> average_ranks(const std::vector<ScoreEntry>& ranked);

@@ -253,6 +253,7 @@ json to_json(const ScoreEntry& entry) {
           {"division", entry.division},
           {"tasks", tasks},
           {"lra_average", entry.lra_average ? json(*entry.lra_average) : json(nullptr)},
+          {"notes", entry.notes},
           {"sources", entry.sources}};
 }
 

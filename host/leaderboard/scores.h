@@ -39,6 +39,9 @@ struct ScoreEntry {
   std::map<std::string, TaskScore> tasks;              // by task name
   std::optional<double> lra_average;                   // when all five average tasks are present
   std::vector<std::string> sources;                    // result files that went in
+  // Shown next to the entry, e.g. "listops: seeds 1, 2 of 0, 1, 2 missing"
+  // (a closed entry whose trial seeds are incomplete; lrahost verify refuses such a submission).
+  std::vector<std::string> notes;
 };
 
 struct ScoreInput {

@@ -117,6 +117,7 @@ Row entry_row(const ScoreEntry& e, std::optional<int> rank, const std::vector<st
   if (!options.empty()) meta += (meta.empty() ? "" : " · ") + options;
   c += "<td class=\"text model\" data-sort=\"" + h(e.plugin) + "\"><span class=\"name\">" + h(e.plugin) + "</span>";
   if (!meta.empty()) c += "<div class=\"meta\" title=\"sha256 " + h(e.plugin_sha256) + "\">" + h(meta) + "</div>";
+  for (const auto& note : e.notes) c += "<div class=\"meta note\">" + h(note) + "</div>";
   c += "</td>";
   const int seeds = site::max_seeds(e);
   c += "<td data-sort=\"" + std::to_string(seeds) + "\">" + h(site::seeds_text(e)) + "</td>";

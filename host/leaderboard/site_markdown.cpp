@@ -63,6 +63,7 @@ void division(std::string& s, const char* title, const char* what, const std::ve
     std::string plugin = md(e.plugin);
     if (!e.plugin_version.empty()) plugin += " " + md(e.plugin_version);
     if (!e.plugin_sha256.empty()) plugin += " (" + md(site::short_sha(e.plugin_sha256)) + ")";
+    for (const auto& note : e.notes) plugin += " — " + md(note);
     s += "| " + (ranks[i] ? std::to_string(*ranks[i]) : std::string("—")) + " | " + plugin + " | " +
          md(site::options_text(e.options)) + " | " + site::seeds_text(e) + " |";
     for (const auto& t : tasks) s += " " + format_task_cell(e, t) + " |";

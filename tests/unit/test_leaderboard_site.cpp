@@ -32,6 +32,9 @@ std::optional<std::string> fake_official(const std::string& task) {
   return sha256_hex("official " + task);
 }
 
+// The official trial seeds: 0 and 1, the seeds closed_suite() writes.
+std::optional<std::vector<int64_t>> two_seeds(const std::string&) { return std::vector<int64_t>{0, 1}; }
+
 // A complete, valid result as lrahost run writes it (unsealed).
 json run_result(const std::string& plugin, const std::string& task, int64_t seed, double accuracy, bool closed) {
   return json{{"schema", kResultSchema},
@@ -138,7 +141,7 @@ TEST_F(Site, VerifiesEveryFileAndSeparatesDivisions) {
   edited["metrics"]["test_accuracy"] = 0.95;
   files.push_back(write_text("edited/result.json", edited.dump()));
 
-  const Leaderboard board = build_leaderboard(files, {}, fake_official);
+  const Leaderboard board = build_leaderboard(files, {}, fake_official, two_seeds);
   EXPECT_EQ(board.result_files, files.size());
   ASSERT_EQ(board.closed.size(), 2u);
   EXPECT_EQ(board.closed[0].plugin, "transformer");
@@ -173,7 +176,7 @@ TEST_F(Site, ClosedClaimWithASmokePresetIsShownOpenNotClosed) {
   // verify establishes the division: a valid file that claims open stays open even with the official manifest.
   json r = run_result("transformer", "listops", 0, 0.4, true);
   r["division"] = "open";
-  const Leaderboard board = build_leaderboard({write("a", seal(r))}, {}, fake_official);
+  const Leaderboard board = build_leaderboard({write("a", seal(r))}, {}, fake_official, two_seeds);
   EXPECT_TRUE(board.closed.empty());
   EXPECT_EQ(board.open.size(), 1u);
 }
@@ -182,7 +185,7 @@ TEST_F(Site, UnreadableResultsAndBadBenchFilesAreErrors) {
   const auto good = write("good", seal(run_result("local", "listops", 0, 0.3, false)));
   const auto garbage = write_text("bad/result.json", "{ not json");
   try {
-    build_leaderboard({good, garbage}, {}, fake_official);
+    build_leaderboard({good, garbage}, {}, fake_official, two_seeds);
     FAIL() << "no error";
   } catch (const lra::Error& e) {
     EXPECT_EQ(e.kind(), lra::ErrorKind::data);
@@ -190,7 +193,7 @@ TEST_F(Site, UnreadableResultsAndBadBenchFilesAreErrors) {
   }
   const auto bench = write_text("bench.json", R"({"schema": "lrahost.bench/v1", "results": [{"plugin": "x"}]})");
   try {
-    build_leaderboard({good}, {bench}, fake_official);
+    build_leaderboard({good}, {bench}, fake_official, two_seeds);
     FAIL() << "no error";
   } catch (const lra::Error& e) {
     EXPECT_EQ(e.kind(), lra::ErrorKind::usage);
@@ -201,7 +204,7 @@ TEST_F(Site, UnreadableResultsAndBadBenchFilesAreErrors) {
 TEST_F(Site, HtmlIsOneSelfContainedSortablePage) {
   auto files = closed_suite("transformer", 0.7);
   files.push_back(write("open/listops", seal(run_result("local", "listops", 0, 0.3, false))));
-  Leaderboard board = build_leaderboard(files, {}, fake_official);
+  Leaderboard board = build_leaderboard(files, {}, fake_official, two_seeds);
   board.title = "My board";
   board.generator = "lrahost test";
   const std::string html = leaderboard_html(board);
@@ -233,7 +236,7 @@ TEST_F(Site, EveryStringFromAResultIsEscaped) {
   std::vector<fs::path> files = {write("xss", seal(r))};
   json invalid = run_result("a|b\nc", "<b>task</b>", 0, 0.4, true);  // closed claim, unknown task: invalid
   files.push_back(write("pipe", seal(invalid)));
-  Leaderboard board = build_leaderboard(files, {}, fake_official);
+  Leaderboard board = build_leaderboard(files, {}, fake_official, two_seeds);
   board.title = "</title><script>alert(4)</script>";
   board.generator = "<i>gen</i>";
   board.bench = {point(kXss, 5, 1000000), point("transformer", 2, 4000000)};
@@ -284,7 +287,7 @@ TEST_F(Site, ChartPlacesBenchPluginsAtTheirAverage) {
                                                                                          point("performer", 8, 1000000000),
                                                                                          point("linformer", 9, 900000000)})}}
                                                   .dump());
-  Leaderboard board = build_leaderboard(files, {bench}, fake_official);
+  Leaderboard board = build_leaderboard(files, {bench}, fake_official, two_seeds);
   ASSERT_EQ(board.bench.size(), 3u);
   EXPECT_EQ(board.chart_accuracy_percent.size(), 2u);  // linformer has no result
   EXPECT_NEAR(board.chart_accuracy_percent.at("transformer"), 71.0, 1e-9);
@@ -295,4 +298,20 @@ TEST_F(Site, ChartPlacesBenchPluginsAtTheirAverage) {
   const json j = leaderboard_json(board);
   EXPECT_EQ(j["bench"]["points"].size(), 3u);
   EXPECT_EQ(j["bench"]["sources"][0], bench.string());
+}
+
+TEST_F(Site, ClosedEntryWithMissingOfficialSeedsIsMarked) {
+  const auto three_for_listops = [](const std::string& task) -> std::optional<std::vector<int64_t>> {
+    if (task == "listops") return std::vector<int64_t>{0, 1, 2};
+    return std::vector<int64_t>{0, 1};
+  };
+  const Leaderboard board = build_leaderboard(closed_suite("performer", 0.6), {}, fake_official, three_for_listops);
+  ASSERT_EQ(board.closed.size(), 1u);
+  ASSERT_EQ(board.closed[0].notes.size(), 1u);
+  EXPECT_EQ(board.closed[0].notes[0], "listops: seed 2 of 0, 1, 2 missing");
+  EXPECT_NE(leaderboard_html(board).find("listops: seed 2 of 0, 1, 2 missing"), std::string::npos);
+  EXPECT_NE(leaderboard_markdown(board).find("listops: seed 2 of 0, 1, 2 missing"), std::string::npos);
+  EXPECT_EQ(leaderboard_json(board)["closed"][0]["notes"][0], "listops: seed 2 of 0, 1, 2 missing");
+  const Leaderboard complete = build_leaderboard(closed_suite("performer", 0.6), {}, fake_official, two_seeds);
+  EXPECT_TRUE(complete.closed[0].notes.empty());
 }
