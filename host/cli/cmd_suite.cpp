@@ -11,7 +11,7 @@
 
 #include "cli/child_runs.h"
 #include "cli/commands.h"
-#include "leaderboard/paper_table.h"
+#include "leaderboard/paper_reference.h"
 #include "cli/run_support.h"
 #include "common/atomic_file.h"
 #include "leaderboard/scores.h"
@@ -63,17 +63,18 @@ std::string markdown_summary(const SuiteArgs& a, const std::vector<ScoreEntry>& 
     md << " " << avg << " |\n";
   }
   // The paper's row of the same model, for orientation (official protocol only).
-  bool any_paper = false;
-  for (const auto& t : tasks) any_paper |= paper_accuracy(a.plugin, t).has_value();
-  if (any_paper) {
-    md << "| LRA paper, " << a.plugin << " | Table 1 |";
+  for (const PaperRow& row : paper_table1()) {
+    if (row.plugin != a.plugin) continue;
+    md << "| LRA paper, " << row.model << " | Table 1 |";
     for (const auto& t : tasks) {
-      auto p = paper_accuracy(a.plugin, t);
+      const auto it = row.accuracy_percent.find(t);
       char cell[32];
-      std::snprintf(cell, sizeof cell, "%.2f", p ? *p : 0.0);
-      md << " " << (p ? cell : (t == "pathx" ? "FAIL" : "—")) << " |";
+      std::snprintf(cell, sizeof cell, "%.2f", it != row.accuracy_percent.end() ? it->second : 0.0);
+      md << " " << (it != row.accuracy_percent.end() ? cell : (t == "pathx" ? "FAIL" : "—")) << " |";
     }
-    md << " |\n";
+    char avg[32];
+    std::snprintf(avg, sizeof avg, "%.2f", row.average_percent);
+    md << " " << avg << " |\n";
   }
   md << "\nAccuracy in %, mean ± sample standard deviation over seeds; the LRA average is over the five tasks "
         "without Path-X; Path-X is FAIL when a one-sided binomial test cannot tell its accuracy from 50% "

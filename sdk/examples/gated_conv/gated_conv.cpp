@@ -49,6 +49,8 @@ class GatedConv final : public lra::Mixer {
     const int64_t reach = (kernel_size - 1) * dilation;  // positions the window spans besides the centre
     pad_left_ = spec.causal ? reach : reach / 2;
     pad_right_ = reach - pad_left_;
+    // groups = channels: one kernel per channel (depthwise). Every initialisation
+    // draws from LibTorch's global generator, which the host seeds.
     conv_ = register_module("conv", torch::nn::Conv1d(torch::nn::Conv1dOptions(width_, width_, kernel_size)
                                                           .groups(width_)
                                                           .dilation(dilation)));
@@ -61,7 +63,7 @@ class GatedConv final : public lra::Mixer {
     auto value = value_gate[0];
     // A real token must never read padding: zero it before the window slides over it.
     if (mask.defined()) value = value * mask.unsqueeze(-1).to(value.scalar_type());
-    // [B, L, C] -> [B, C, L], padded so the output keeps length L.
+    // [B, L, C] -> [B, C, L], padded so the output keeps length L (on the left only when causal).
     auto seq = at::constant_pad_nd(value.transpose(1, 2), {pad_left_, pad_right_});
     auto mixed = conv_->forward(seq).transpose(1, 2);
     return out_->forward(mixed * at::sigmoid(value_gate[1]));
