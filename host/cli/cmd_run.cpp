@@ -189,6 +189,7 @@ int run_command(const RunArgs& a) {
       {"plugin",
        {{"name", mixer.descriptor.name},
         {"version", mixer.descriptor.version},
+        {"sdk_abi", std::to_string(mixer.descriptor.abi_major) + "." + std::to_string(mixer.descriptor.abi_minor)},
         {"file", mixer.descriptor.file.string()},
         {"sha256", mixer.sha256},
         {"options", params_json(mixer_options)},

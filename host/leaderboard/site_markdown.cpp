@@ -14,8 +14,14 @@ namespace {
 // \ ` * [ ] from formatting. Underscores stay: GitHub does not emphasise
 // inside words, so linear_transformer reads as it is.
 std::string md(std::string_view text) {
+  // Markdown passes raw HTML through, so & < > stay escaped; quotes are
+  // plain text in Markdown and stay readable (no &quot; in option values).
+  std::string escaped = svg::xml_escape(text);
+  for (const auto& [entity, plain] : {std::pair<std::string, std::string>{"&quot;", "\""}, {"&apos;", "'"}})
+    for (auto at = escaped.find(entity); at != std::string::npos; at = escaped.find(entity, at + plain.size()))
+      escaped.replace(at, entity.size(), plain);
   std::string out;
-  for (char c : svg::xml_escape(text)) {
+  for (char c : escaped) {
     switch (c) {
       case '\n':
       case '\r':

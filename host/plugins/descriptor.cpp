@@ -117,9 +117,9 @@ std::vector<std::string> compatibility_problems(const Descriptor& p, const Descr
     out.push_back("plugin needs SDK ABI " + std::to_string(p.abi_major) + "." + std::to_string(p.abi_minor) +
                   ", host implements only " + std::to_string(h.abi_major) + "." + std::to_string(h.abi_minor) +
                   ": upgrade lrahost");
-  if (p.struct_size < sizeof(lra_plugin_info))
+  if (p.struct_size < kPluginInfoSizeV1_0)
     out.push_back("descriptor is " + std::to_string(p.struct_size) + " bytes, ABI " +
-                  std::to_string(h.abi_major) + " needs at least " + std::to_string(sizeof(lra_plugin_info)));
+                  std::to_string(h.abi_major) + " needs at least " + std::to_string(kPluginInfoSizeV1_0));
   if (p.torch_version != h.torch_version)
     out.push_back("plugin built against LibTorch " + p.torch_version + ", host runs " + h.torch_version +
                   ": rebuild the plugin against the host's LibTorch");

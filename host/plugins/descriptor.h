@@ -10,6 +10,12 @@
 
 namespace lra::host {
 
+// The record sizes of SDK 1.0. A later minor appends fields, so its own
+// sizeof grows, but a plugin built for 1.0 stays acceptable: the checks
+// compare against these, never against the current sizeof.
+inline constexpr uint32_t kPluginInfoSizeV1_0 = sizeof(lra_plugin_info);  // no field appended since 1.0
+inline constexpr uint32_t kPluginApiSizeV1_0 = sizeof(lra_plugin_api);    // no field appended since 1.0
+
 // The fields of lra_plugin_info as safe C++ strings (the file may be hostile).
 struct Descriptor {
   std::filesystem::path file;

@@ -73,7 +73,7 @@ const LoadedPlugin& load_plugin(const std::filesystem::path& file_in, uint32_t k
   } catch (const std::exception& e) {
     reject(file, {std::string("entry point threw: ") + e.what()});
   }
-  if (!api || api->struct_size < sizeof(lra_plugin_api) || !api->info || !api->interface)
+  if (!api || api->struct_size < kPluginApiSizeV1_0 || !api->info || !api->interface)
     reject(file, {"entry point returned an incomplete plugin table"});
   Descriptor live = descriptor_from_record(*api->info, file);
   if (api->abi_major != d.abi_major || live.name != d.name || live.version != d.version ||

@@ -43,6 +43,8 @@ TEST(PluginAbi, OlderMinorLoadsAndTrains) {
   ASSERT_EQ(r.code, 0) << r.output;
   const auto result = nlohmann::json::parse(lra::test::read_text(dir.path() / "run/result.json"));
   EXPECT_EQ(result["plugin"]["name"], "fixture_abi_old_minor");
+  EXPECT_EQ(result["plugin"]["sdk_abi"], std::to_string(LRA_ABI_MAJOR) + ".0");  // what the plugin was built for
+  EXPECT_EQ(result["host"]["sdk_abi"], std::to_string(LRA_ABI_MAJOR) + "." + std::to_string(LRA_ABI_MINOR));
 }
 
 // The fixture's static constructor aborts: exit 3 (not 134) proves that the
