@@ -1,7 +1,6 @@
 // `lrahost sweep`: every plugin x task x seed of a study as one plan
 // (sweep.json), run as a Slurm job array (--slurm [--submit]) or one after
 // another here, and `--collect` to gather the results into a table.
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +13,7 @@
 #include <map>
 #include <sstream>
 
+#include "cli/child_runs.h"
 #include "cli/commands.h"
 #include "cli/run_support.h"
 #include "common/atomic_file.h"
@@ -28,26 +28,10 @@ using nlohmann::json;
 
 constexpr const char* kSweepSchema = "lrahost.sweep/v1";
 
-std::vector<std::string> split_list(const std::string& s, const std::string& what) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
-  if (out.empty()) throw Error(ErrorKind::usage, what + ": expected a comma-separated list, got '" + s + "'");
-  return out;
-}
-
 std::string shell_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
-}
-
-std::string self_path() {
-  std::error_code ec;
-  auto p = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("lrahost") : p.string();
 }
 
 json read_plan(const fs::path& dir) {
@@ -74,16 +58,7 @@ std::vector<std::string> run_args(const json& plan, const json& entry) {
 
 int make_plan(const SweepArgs& a) {
   const auto plugins = split_list(a.plugins, "--plugins"), tasks = split_list(a.tasks, "--tasks");
-  std::vector<int64_t> seeds;
-  for (const auto& s : split_list(a.seeds, "--seeds")) {
-    try {
-      size_t used = 0;
-      seeds.push_back(std::stoll(s, &used));
-      if (used != s.size() || seeds.back() < 0) throw std::invalid_argument(s);
-    } catch (const std::exception&) {
-      throw Error(ErrorKind::usage, "--seeds: '" + s + "' is not an integer >= 0");
-    }
-  }
+  const std::vector<int64_t> seeds = parse_seed_list(a.seeds, "--seeds");
   const fs::path out = fs::absolute(a.out);
   if (fs::exists(out / "sweep.json"))
     throw Error(ErrorKind::usage, out.string() + " already holds a sweep.json; choose another --out or --collect it");
@@ -111,11 +86,9 @@ int make_plan(const SweepArgs& a) {
     // Here, one after another; each run is its own process, so one failure is recorded and the rest go on.
     int failed = 0;
     for (const auto& e : entries) {
-      const std::string cmd = shell_quote(self_path()) + " sweep --run-index " + std::to_string(e["index"].get<int64_t>()) +
-                              " " + shell_quote(out.string()) + " > " +
-                              shell_quote((out / "logs" / ("local_" + std::to_string(e["index"].get<int64_t>()) + ".out")).string()) + " 2>&1";
-      const int rc = std::system(cmd.c_str());
-      const int code = WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
+      const std::string index = std::to_string(e["index"].get<int64_t>());
+      const int code = run_self({"sweep", "--run-index", index, out.string()},
+                                (out / "logs" / ("local_" + index + ".out")).string());
       std::printf("  [%lld] %s on %s, seed %lld: %s\n", static_cast<long long>(e["index"].get<int64_t>()),
                   e["plugin"].get<std::string>().c_str(), e["task"].get<std::string>().c_str(),
                   static_cast<long long>(e["seed"].get<int64_t>()), code == 0 ? "done" : ("FAILED (exit " + std::to_string(code) + ")").c_str());
