@@ -148,8 +148,6 @@ int span_command(const SpanArgs& a) {
       const auto& blocks = model->blocks();
       for (size_t l = 0; l < blocks.size(); ++l) {
         const auto probs = blocks[l]->mixer->last_attention();
-        const std::string expected = "[" + std::to_string(valid.size(0)) + ", H, " + std::to_string(valid.size(1)) +
-                                     ", " + std::to_string(valid.size(1)) + "]";
         if (!probs.defined())
           throw Error(ErrorKind::plugin, "plugin '" + mixer.descriptor.name + "' declares attention_probs but layer " +
                                              std::to_string(l) + " kept no probabilities after a forward pass with "
@@ -158,7 +156,9 @@ int span_command(const SpanArgs& a) {
             probs.size(3) != valid.size(1))
           throw Error(ErrorKind::plugin, "plugin '" + mixer.descriptor.name + "': layer " + std::to_string(l) +
                                              " returned attention probabilities of shape " + shape_of(probs) +
-                                             ", expected " + expected + " (Mixer::last_attention())");
+                                             ", expected [" + std::to_string(valid.size(0)) + ", H, " +
+                                             std::to_string(valid.size(1)) + ", " + std::to_string(valid.size(1)) +
+                                             "] (Mixer::last_attention())");
         layers.push_back(span::module_sums(probs, valid, cls));
       }
       acc.add(layers);

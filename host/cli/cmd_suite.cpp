@@ -15,6 +15,7 @@
 #include "cli/run_support.h"
 #include "common/atomic_file.h"
 #include "leaderboard/scores.h"
+#include "leaderboard/site_text.h"
 #include "lra/abi.h"
 #include "lra/status.h"
 #include "manifest/presets.h"
@@ -49,18 +50,16 @@ std::vector<std::string> run_arguments(const SuiteArgs& a, const PlannedRun& r, 
 std::string markdown_summary(const SuiteArgs& a, const std::vector<ScoreEntry>& scores, const json& runs,
                              const std::vector<std::string>& tasks) {
   std::ostringstream md;
-  md << "# " << a.plugin << ": LRA suite (" << a.preset << " preset)\n\n";
+  md << "# " << site::markdown_cell(a.plugin) << ": LRA suite (" << a.preset << " preset)\n\n";
   md << "| entry | division |";
   for (const auto& t : tasks) md << " " << t << " |";
   md << " LRA average |\n|---|---|";
   for (size_t i = 0; i <= tasks.size(); ++i) md << "---:|";
   md << "\n";
   for (const auto& e : scores) {
-    md << "| " << e.plugin << " " << e.plugin_version << " | " << e.division << " |";
+    md << "| " << site::markdown_cell(e.plugin + " " + e.plugin_version) << " | " << e.division << " |";
     for (const auto& t : tasks) md << " " << format_task_cell(e, t) << " |";
-    char avg[32] = "—";
-    if (e.lra_average) std::snprintf(avg, sizeof avg, "%.2f", 100 * *e.lra_average);
-    md << " " << avg << " |\n";
+    md << " " << format_average_cell(e) << " |\n";
   }
   // The paper's row of the same model, for orientation (official protocol only).
   for (const PaperRow& row : paper_table1()) {

@@ -18,6 +18,7 @@
 #include "cli/run_support.h"
 #include "common/atomic_file.h"
 #include "leaderboard/scores.h"
+#include "leaderboard/site_text.h"
 #include "lra/status.h"
 
 namespace lra::host {
@@ -168,13 +169,6 @@ int run_entry(const SweepArgs& a) {
   throw Error(ErrorKind::internal, "could not start " + self + ": " + std::strerror(errno));
 }
 
-// A plugin's name in a Markdown table cell: '|' would end the cell, a line break the row.
-std::string md_cell(const std::string& text) {
-  std::string out;
-  for (char c : text) out += c == '|' ? std::string("\\|") : c == '\n' || c == '\r' ? std::string(" ") : std::string(1, c);
-  return out;
-}
-
 // The table of a sweep's results, scored as `lrahost leaderboard` and
 // `lrahost suite` score them (leaderboard/scores.h); runs without a usable
 // result are listed as missing.
@@ -207,9 +201,7 @@ int collect(const SweepArgs& a) {
   md << "\n";
   json rows = json::array();
   for (const auto& e : entries) {
-    size_t seeds = 0;
-    for (const auto& [task, score] : e.tasks) seeds = std::max(seeds, score.accuracies.size());
-    md << "| " << md_cell(e.plugin) << " | " << e.division << " | " << seeds << " |";
+    md << "| " << site::markdown_cell(e.plugin) << " | " << e.division << " | " << site::max_seeds(e) << " |";
     for (const auto& t : tasks) md << " " << format_task_cell(e, t) << " |";
     md << " " << format_average_cell(e) << " |\n";
     rows.push_back(to_json(e));

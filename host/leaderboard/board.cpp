@@ -52,22 +52,14 @@ void read_bench(Leaderboard& board, const std::vector<fs::path>& files) {
         board.chart_accuracy_percent[e.plugin] = 100 * *e.lra_average;
 }
 
-std::string seed_words(const std::vector<int64_t>& seeds) {
-  std::string s;
-  for (int64_t x : seeds) s += (s.empty() ? "" : ", ") + std::to_string(x);
-  return s;
-}
-
 void note_missing_seeds(ScoreEntry& entry, const OfficialSeeds& official_seeds) {
   for (const auto& [task, score] : entry.tasks) {
     const auto want = official_seeds(task);
     if (!want) continue;
-    std::vector<int64_t> missing;
-    for (int64_t s : *want)
-      if (std::find(score.seeds.begin(), score.seeds.end(), s) == score.seeds.end()) missing.push_back(s);
+    const std::vector<int64_t> missing = missing_seeds(*want, score.seeds);
     if (!missing.empty())
-      entry.notes.push_back(task + ": seed" + (missing.size() == 1 ? " " : "s ") + seed_words(missing) + " of " +
-                            seed_words(*want) + " missing");
+      entry.notes.push_back(task + ": seed" + (missing.size() == 1 ? " " : "s ") + seed_list_text(missing) + " of " +
+                            seed_list_text(*want) + " missing");
   }
 }
 

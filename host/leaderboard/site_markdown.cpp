@@ -8,39 +8,6 @@
 namespace lra::host {
 namespace {
 
-// Text from a result or plugin inside a Markdown table cell. Entities keep
-// < > & literal (no raw HTML reaches GitHub's renderer) and invalid UTF-8 out;
-// a line break would end the row and '|' the cell; backslash escapes keep
-// \ ` * [ ] from formatting. Underscores stay: GitHub does not emphasise
-// inside words, so linear_transformer reads as it is.
-std::string md(std::string_view text) {
-  // Markdown passes raw HTML through, so & < > stay escaped; quotes are
-  // plain text in Markdown and stay readable (no &quot; in option values).
-  std::string escaped = svg::xml_escape(text);
-  for (const auto& [entity, plain] : {std::pair<std::string, std::string>{"&quot;", "\""}, {"&apos;", "'"}})
-    for (auto at = escaped.find(entity); at != std::string::npos; at = escaped.find(entity, at + plain.size()))
-      escaped.replace(at, entity.size(), plain);
-  std::string out;
-  for (char c : escaped) {
-    switch (c) {
-      case '\n':
-      case '\r':
-      case '\t': out += ' '; break;
-      case '|':
-      case '\\':
-      case '`':
-      case '*':
-      case '[':
-      case ']':
-        out += '\\';
-        out += c;
-        break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 void header(std::string& s, const std::vector<std::string>& first, const std::vector<std::string>& tasks) {
   std::string rule;
   s += "|";
@@ -49,7 +16,7 @@ void header(std::string& s, const std::vector<std::string>& first, const std::ve
     rule += h == "plugin" || h == "model" || h == "options" ? "---|" : "---:|";  // text left, numbers right
   }
   for (const auto& t : tasks) {
-    s += " " + md(site::task_title(t)) + " |";
+    s += " " + site::markdown_cell(site::task_title(t)) + " |";
     rule += "---:|";
   }
   s += " Avg |\n|" + rule + "---:|\n";
@@ -66,12 +33,12 @@ void division(std::string& s, const char* title, const char* what, const std::ve
   const auto ranks = average_ranks(entries);
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const ScoreEntry& e = entries[i];
-    std::string plugin = md(e.plugin);
-    if (!e.plugin_version.empty()) plugin += " " + md(e.plugin_version);
-    if (!e.plugin_sha256.empty()) plugin += " (" + md(site::short_sha(e.plugin_sha256)) + ")";
-    for (const auto& note : e.notes) plugin += " — " + md(note);
+    std::string plugin = site::markdown_cell(e.plugin);
+    if (!e.plugin_version.empty()) plugin += " " + site::markdown_cell(e.plugin_version);
+    if (!e.plugin_sha256.empty()) plugin += " (" + site::markdown_cell(site::short_sha(e.plugin_sha256)) + ")";
+    for (const auto& note : e.notes) plugin += " — " + site::markdown_cell(note);
     s += "| " + (ranks[i] ? std::to_string(*ranks[i]) : std::string("—")) + " | " + plugin + " | " +
-         md(site::options_text(e.options)) + " | " + site::seeds_text(e) + " |";
+         site::markdown_cell(site::options_text(e.options)) + " | " + site::seeds_text(e) + " |";
     for (const auto& t : tasks) s += " " + format_task_cell(e, t) + " |";
     s += " " + format_average_cell(e) + " |\n";
   }
@@ -80,7 +47,7 @@ void division(std::string& s, const char* title, const char* what, const std::ve
 }  // namespace
 
 std::string leaderboard_markdown(const Leaderboard& board) {
-  std::string s = "# " + md(board.title) + "\n\n" + site::kScoreLegend + "\n";
+  std::string s = "# " + site::markdown_cell(board.title) + "\n\n" + site::kScoreLegend + "\n";
   division(s, "Closed division", "The official manifests, no overrides: comparable with each other and with the paper.",
            board.closed, board.task_columns);
   division(s, "Open division", "Changed manifests, presets or overrides: each entry's own protocol.", board.open,
@@ -89,7 +56,7 @@ std::string leaderboard_markdown(const Leaderboard& board) {
   s += "\n## Reference: LRA paper, Table 1\n\nTay et al., ICLR 2021; averages as printed.\n\n";
   header(s, {"model"}, lra_task_order());
   for (const auto& row : paper_table1()) {
-    s += "| " + md(row.model) + " |";
+    s += "| " + site::markdown_cell(row.model) + " |";
     for (const auto& t : lra_task_order()) {
       const auto it = row.accuracy_percent.find(t);
       s += " " + (it == row.accuracy_percent.end() ? std::string("FAIL") : site::percent_text(it->second)) + " |";
@@ -100,13 +67,13 @@ std::string leaderboard_markdown(const Leaderboard& board) {
   if (!board.invalid.empty()) {
     s += "\n## Invalid results (not ranked)\n\n";
     for (const auto& r : board.invalid) {
-      s += "- " + md(r.source) + ": " + (r.plugin.empty() ? "?" : md(r.plugin)) + " on " +
-           (r.task.empty() ? "?" : md(r.task)) + "\n";
-      for (const auto& why : r.reasons) s += "  - " + md(why) + "\n";
+      s += "- " + site::markdown_cell(r.source) + ": " + (r.plugin.empty() ? "?" : site::markdown_cell(r.plugin)) + " on " +
+           (r.task.empty() ? "?" : site::markdown_cell(r.task)) + "\n";
+      for (const auto& why : r.reasons) s += "  - " + site::markdown_cell(why) + "\n";
     }
   }
   s += "\n" + std::to_string(board.result_files) + (board.result_files == 1 ? " result file" : " result files") +
-       ", each checked as lrahost verify does; generated by " + md(board.generator) + ".\n";
+       ", each checked as lrahost verify does; generated by " + site::markdown_cell(board.generator) + ".\n";
   return s;
 }
 

@@ -17,13 +17,20 @@ std::string text_at(const json& j, const json::json_pointer& p) {
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
-std::string seed_list(const std::vector<int64_t>& v) {
-  std::string s;
-  for (int64_t x : v) s += (s.empty() ? "" : ", ") + std::to_string(x);
-  return s;
+}  // namespace
+
+std::vector<int64_t> missing_seeds(const std::vector<int64_t>& official, const std::vector<int64_t>& present) {
+  std::vector<int64_t> missing;
+  for (int64_t s : official)
+    if (std::find(present.begin(), present.end(), s) == present.end()) missing.push_back(s);
+  return missing;
 }
 
-}  // namespace
+std::string seed_list_text(const std::vector<int64_t>& seeds) {
+  std::string s;
+  for (int64_t x : seeds) s += (s.empty() ? "" : ", ") + std::to_string(x);
+  return s;
+}
 
 std::vector<SubmissionFile> read_submission(const std::vector<std::filesystem::path>& files,
                                             const OfficialLookup& official) {
@@ -55,16 +62,16 @@ SubmissionReport verify_submission(const std::vector<SubmissionFile>& files, con
   static const json::json_pointer kHost[] = {json::json_pointer("/host/version"),
                                              json::json_pointer("/host/git_revision"),
                                              json::json_pointer("/host/torch_version")};
-  std::map<std::string, std::string> first_host;  // field -> "value (file)"
+  std::map<std::string, std::pair<std::string, std::string>> first_host;  // field -> (value, file)
   for (const auto& f : files) {
     if (f.result.is_null()) continue;
     for (const auto& p : kHost) {
       const std::string v = text_at(f.result, p);
-      auto [it, inserted] = first_host.emplace(p.to_string(), v + "\t" + f.path.string());
-      const std::string seen = it->second.substr(0, it->second.find('\t'));
+      const auto [it, inserted] = first_host.emplace(p.to_string(), std::make_pair(v, f.path.string()));
+      const auto& [seen, seen_in] = it->second;
       if (!inserted && seen != v)
-        rep.reasons.push_back("host identity differs: " + p.to_string().substr(1) + " is '" + seen + "' in " +
-                              it->second.substr(it->second.find('\t') + 1) + " but '" + v + "' in " + f.path.string() +
+        rep.reasons.push_back("host identity differs: " + p.to_string().substr(1) + " is '" + seen + "' in " + seen_in +
+                              " but '" + v + "' in " + f.path.string() +
                               " (a submission comes from one host build; rerun with one)");
     }
   }
@@ -107,17 +114,15 @@ SubmissionReport verify_submission(const std::vector<SubmissionFile>& files, con
     }
     const auto want = official_seeds(task);
     if (!want) continue;  // no official manifest: the file checks already made it open
-    std::vector<int64_t> missing, extra;
-    for (int64_t s : *want)
-      if (!by_seed.count(s)) missing.push_back(s);
-    for (const auto& [s, file] : by_seed)
-      if (std::find(want->begin(), want->end(), s) == want->end()) extra.push_back(s);
+    std::vector<int64_t> present;
+    for (const auto& [s, file] : by_seed) present.push_back(s);
+    const std::vector<int64_t> missing = missing_seeds(*want, present), extra = missing_seeds(present, *want);
     if (!missing.empty())
-      rep.reasons.push_back(who + ": seeds incomplete: missing " + seed_list(missing) + " of " + seed_list(*want) +
+      rep.reasons.push_back(who + ": seeds incomplete: missing " + seed_list_text(missing) + " of " + seed_list_text(*want) +
                             " (the official manifest's rules.seeds; run them with lrahost run --seed S or lrahost suite)");
     if (!extra.empty())
-      rep.reasons.push_back(who + ": seed(s) " + seed_list(extra) + " are not among the official trial seeds " +
-                            seed_list(*want) + " (a submission reports exactly those; drop the others)");
+      rep.reasons.push_back(who + ": seed(s) " + seed_list_text(extra) + " are not among the official trial seeds " +
+                            seed_list_text(*want) + " (a submission reports exactly those; drop the others)");
   }
 
   rep.valid = rep.reasons.empty();

@@ -44,4 +44,10 @@ std::vector<SubmissionFile> read_submission(const std::vector<std::filesystem::p
 
 SubmissionReport verify_submission(const std::vector<SubmissionFile>& files, const OfficialSeeds& seeds);
 
+// The official seeds absent from `present`, in the official order.
+std::vector<int64_t> missing_seeds(const std::vector<int64_t>& official, const std::vector<int64_t>& present);
+
+// {0, 1, 2} -> "0, 1, 2".
+std::string seed_list_text(const std::vector<int64_t>& seeds);
+
 }  // namespace lra::host
