@@ -9,6 +9,7 @@
 #include "leaderboard/board.h"
 #include "leaderboard/site.h"
 #include "lra/status.h"
+#include "cli/official_registry.h"
 #include "manifest/presets.h"
 
 namespace lra::host {
@@ -27,8 +28,8 @@ int leaderboard_command(const LeaderboardArgs& a) {
   }
 
   // Everything is read, checked and rendered before the first file is written.
-  Leaderboard board = build_leaderboard(collect_result_files({a.results.begin(), a.results.end()}), bench, official_manifest_sha256,
-                                        official_trial_seeds);
+  Leaderboard board = build_leaderboard(collect_result_files({a.results.begin(), a.results.end()}), bench, registry_official,
+                                        registry_trial_seeds);
   board.title = a.title;
   const BuildInfo& info = build_info();
   board.generator = "lrahost " + info.version + " (" + info.git_revision.substr(0, 12) + (info.git_dirty ? ", dirty" : "") + ")";

@@ -143,7 +143,10 @@ int span_command(const SpanArgs& a) {
       const std::vector<int64_t> idx(indices.begin() + start, indices.begin() + std::min(samples, start + a.batch));
       const Batch b = make_batch(val, idx, run.model.max_len).to(device);
       model->forward(b.ids, b.mask, b.ids2, b.mask2);
-      const auto valid = span::encoder_mask(b.mask, b.mask2, cls);
+      // The positions the mixers treated as real (masked pixels excluded
+      // under padding_mask = "nonzero_tokens", like length padding).
+      const auto valid = span::encoder_mask(model->key_mask(b.ids, b.mask),
+                                            b.mask2.defined() ? model->key_mask(b.ids2, b.mask2) : b.mask2, cls);
       std::vector<span::ModuleSums> layers;
       const auto& blocks = model->blocks();
       for (size_t l = 0; l < blocks.size(); ++l) {

@@ -5,14 +5,14 @@
 
 #include "cli/commands.h"
 #include "lra/status.h"
-#include "manifest/presets.h"
+#include "cli/official_registry.h"
 #include "results/submission.h"
 #include "results/verify.h"
 
 namespace lra::host {
 
 int verify_command(const std::vector<std::string>& args) {
-  const auto files = read_submission(collect_result_files({args.begin(), args.end()}), official_manifest_sha256);
+  const auto files = read_submission(collect_result_files({args.begin(), args.end()}), registry_official);
   int code = 0;
   for (const auto& f : files) {
     const VerifyReport& rep = f.report;
@@ -20,12 +20,20 @@ int verify_command(const std::vector<std::string>& args) {
       std::printf("%s: UNREADABLE\n", f.path.c_str());
       code = std::max(code, static_cast<int>(ErrorKind::data));
     } else {
-      std::printf("%s: %s, %s\n", f.path.c_str(), rep.division.c_str(), rep.valid ? "valid" : "INVALID");
+      std::string release;
+      if (rep.release) {
+        release = " (release " + rep.release->release;
+        if (!rep.release->superseded_by.empty()) release += ", superseded by " + rep.release->superseded_by;
+        release += ")";
+      }
+      std::printf("%s: %s%s, %s\n", f.path.c_str(), rep.division.c_str(), release.c_str(),
+                  rep.valid ? "valid" : "INVALID");
+      if (rep.release && !rep.release->note.empty()) std::printf("  note: %s\n", rep.release->note.c_str());
       if (!rep.valid) code = std::max(code, static_cast<int>(ErrorKind::rules));
     }
     for (const auto& r : rep.reasons) std::printf("  - %s\n", r.c_str());
   }
-  const SubmissionReport sub = verify_submission(files, official_trial_seeds);
+  const SubmissionReport sub = verify_submission(files, registry_trial_seeds);
   std::printf("submission (%zu result%s): %s, %s\n", sub.files, sub.files == 1 ? "" : "s", sub.division.c_str(),
               sub.valid ? "valid" : "INVALID");
   for (const auto& r : sub.reasons) std::printf("  - %s\n", r.c_str());

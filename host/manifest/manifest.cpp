@@ -170,6 +170,7 @@ const std::vector<FieldDef>& model_fields() {
       LRA_INT(model, qkv_dim), LRA_INT(model, ffn_dim),  LRA_NUM(model, dropout),
       LRA_NUM(model, attention_dropout), LRA_STR(model, pooling), LRA_STR(model, positions),
       LRA_INT(model, max_len),
+      LRA_STR_OPTIONAL(model, padding_mask),
   };
   return f;
 }
@@ -428,6 +429,7 @@ void validate_impl(const Manifest& m, const Ctx& ctx) {
   unit_interval("model.attention_dropout", md.attention_dropout);
   one_of("model.pooling", md.pooling, {"cls", "mean", "first", "none"});
   one_of("model.positions", md.positions, {"sinusoidal", "learned", "rotary"});
+  one_of("model.padding_mask", md.padding_mask, {"length", "nonzero_tokens"});
   // The causal LM of the forgetting curve has no pooling and gets its
   // positions from the mixers (rotary); the LRA classifier needs both.
   const bool lm = m.task == kForgettingTask;
@@ -436,6 +438,8 @@ void validate_impl(const Manifest& m, const Ctx& ctx) {
   if (lm && md.positions != "rotary")
     bad("model.positions", quote(md.positions),
         "task \"forgetting\" gives positions through the mixers: expected \"rotary\"");
+  if (lm && md.padding_mask != "length")
+    bad("model.padding_mask", quote(md.padding_mask), "task \"forgetting\" has no padding: expected \"length\"");
   if (!lm && md.pooling == "none")
     bad("model.pooling", "\"none\"", "only task \"forgetting\" (a causal LM) has no pooling; expected one of cls, mean, first");
   if (!lm && md.positions == "rotary")
@@ -716,7 +720,8 @@ nlohmann::json to_json(const Manifest& m) {
         {"attention_dropout", md.attention_dropout},
         {"pooling", md.pooling},
         {"positions", md.positions},
-        {"max_len", md.max_len}}},
+        {"max_len", md.max_len},
+        {"padding_mask", md.padding_mask}}},
       {"train",
        {{"steps", t.steps},
         {"batch_size", t.batch_size},

@@ -3,7 +3,7 @@
 // A manifest (schema "lrahost.manifest/v1") has four sections whose key names
 // are a contract (docs/ARCHITECTURE §9):
 //   [model]  layers d_model heads qkv_dim ffn_dim dropout attention_dropout
-//            pooling positions max_len
+//            pooling positions max_len (padding_mask)
 //   [train]  steps batch_size lr schedule warmup steps_per_cycle (decay_steps) weight_decay
 //            betas eps grad_clip eval_every checkpoint_every seed eval_batch_size
 //   [data]   free-form scalars, validated by the task plugin
@@ -38,6 +38,12 @@ struct ModelConfig {
                           // | "none" (task "forgetting": a causal LM)
   std::string positions;  // "sinusoidal" | "learned" | "rotary" (task "forgetting": inside the mixers)
   int64_t max_len = 0;    // tokens, without the CLS position the host adds for cls pooling
+  // Optional key (added in lra-v1.2; absent = "length", what releases before it did):
+  //   "length"         real tokens are the example's first `length` positions;
+  //   "nonzero_tokens" LRA's encoders: a token is real when its id is > 0, so on
+  //                    the image tasks black pixels (id 0) are masked as keys, and
+  //                    an inserted CLS copies the first position's mask (quirk Q1).
+  std::string padding_mask = "length";
 };
 
 struct TrainConfig {

@@ -7,7 +7,6 @@
 #include <fstream>
 #include <iterator>
 
-#include "common/sha256.h"
 
 namespace lra::host {
 namespace {
@@ -111,16 +110,6 @@ const EmbeddedFile* find_official(const std::string& task) {
 bool is_official_text(const std::string& task, std::string_view text) {
   const EmbeddedFile* f = find_official(task);
   return f && f->text == text;
-}
-
-std::optional<std::string> official_manifest_sha256(const std::string& task) {
-  if (const EmbeddedFile* f = find_official(task)) return sha256_hex(f->text);
-  return std::nullopt;
-}
-
-std::optional<std::vector<int64_t>> official_trial_seeds(const std::string& task) {
-  if (!find_official(task)) return std::nullopt;
-  return trial_seeds(load_preset(task, "official"));
 }
 
 }  // namespace lra::host

@@ -38,12 +38,6 @@ Manifest load_manifest_file(const std::string& path);
 // The embedded official manifest of a task (lra-v1/<task>.toml), or nullptr.
 const EmbeddedFile* find_official(const std::string& task);
 
-// SHA-256 (hex) of the official manifest of `task`; std::nullopt without one.
-std::optional<std::string> official_manifest_sha256(const std::string& task);
-
-// The official manifest's trial seeds (rules.seeds); std::nullopt without one.
-std::optional<std::vector<int64_t>> official_trial_seeds(const std::string& task);
-
 // True when `text` is byte for byte the official manifest of `task`.
 bool is_official_text(const std::string& task, std::string_view text);
 

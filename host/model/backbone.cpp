@@ -139,13 +139,23 @@ ClassifierImpl::ClassifierImpl(const BackboneSpec& spec, const MixerFactory& mak
   }
 }
 
-torch::Tensor ClassifierImpl::encode(const torch::Tensor& ids, const torch::Tensor& input_mask) {
-  auto mask = input_mask;
+torch::Tensor ClassifierImpl::key_mask(const torch::Tensor& ids, const torch::Tensor& mask) const {
+  if (spec_.model.padding_mask == "nonzero_tokens") return mask.logical_and(ids.gt(0));
+  return mask;
+}
+
+torch::Tensor ClassifierImpl::encode(const torch::Tensor& ids, const torch::Tensor& length_mask) {
+  // `length_mask` marks the example's positions; `mask` is what the mixers see
+  // (LRA quirk Q1 under padding_mask = "nonzero_tokens": pixel 0 is padding).
+  auto mask = key_mask(ids, length_mask);
   auto x = embed(ids);
   if (use_cls_) {
     auto B = ids.size(0);
     x = torch::cat({cls_.view({1, 1, -1}).expand({B, 1, cls_.size(0)}), x}, 1);
-    mask = torch::cat({torch::ones({B, 1}, mask.options()), mask}, 1);
+    // LRA copies the first position's mask entry to the CLS token, so under
+    // "nonzero_tokens" an image starting with a black pixel has a masked CLS.
+    // With length masks the first position is always real: CLS stays a key.
+    mask = torch::cat({mask.narrow(1, 0, 1), mask}, 1);
   }
   const auto L = x.size(1);
   x = x + (learned_pos_.defined() ? learned_pos_ : sinusoid_).narrow(0, 0, L).unsqueeze(0);
@@ -155,8 +165,10 @@ torch::Tensor ClassifierImpl::encode(const torch::Tensor& ids, const torch::Tens
   // "cls" reads the inserted CLS position; "first" the first real token (LRA's
   // two-tower model pools "CLS" without inserting one).
   if (use_cls_ || spec_.model.pooling == "first") return x.select(1, 0);
-  // Mean over real tokens; LRA averaged over padding too (deviation, docs/deviations.md).
-  auto w = mask.to(x.dtype()).unsqueeze(-1);
+  // Mean over the example's positions: masked pixels count, as in LRA (on the
+  // image tasks every position is in the example). Length padding is left out;
+  // LRA averaged over it too (deviation, docs/deviations.md).
+  auto w = length_mask.to(x.dtype()).unsqueeze(-1);
   return (x * w).sum(1) / w.sum(1).clamp_min(1.0);
 }
 

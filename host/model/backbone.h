@@ -50,6 +50,10 @@ class ClassifierImpl : public torch::nn::Module {
                         const torch::Tensor& mask2 = {});
   // The encoder alone: one pooled vector [B, d_model] per input.
   torch::Tensor encode(const torch::Tensor& ids, const torch::Tensor& mask);
+  // The padding mask the mixers see for these inputs (without the CLS
+  // position): `mask` itself, or with model.padding_mask = "nonzero_tokens"
+  // also false wherever the id is 0 (LRA's `token > 0`).
+  torch::Tensor key_mask(const torch::Tensor& ids, const torch::Tensor& mask) const;
   const std::vector<Block>& blocks() const { return blocks_; }
   int64_t mixer_parameters() const;
 

@@ -91,7 +91,8 @@ SubmissionReport verify_submission(const std::vector<SubmissionFile>& files, con
   }
 
   // Seeds complete, per closed (plugin, options, task).
-  std::map<std::tuple<std::string, std::string, std::string>, std::vector<std::pair<int64_t, std::string>>> trials;
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, std::vector<std::pair<int64_t, std::string>>>
+      trials;
   for (const auto& f : files) {
     if (f.result.is_null() || f.report.division != "closed") continue;
     const auto seed = f.result.contains("seed") && f.result["seed"].is_number_integer()
@@ -99,11 +100,14 @@ SubmissionReport verify_submission(const std::vector<SubmissionFile>& files, con
                           : int64_t{-1};
     trials[{text_at(f.result, json::json_pointer("/plugin/name")),
             text_at(f.result, json::json_pointer("/plugin/options")),
-            text_at(f.result, json::json_pointer("/task/name"))}]
+            text_at(f.result, json::json_pointer("/task/name")),
+            text_at(f.result, json::json_pointer("/task/manifest_sha256"))}]
         .push_back({seed, f.path.string()});
   }
   for (const auto& [key, got] : trials) {
-    const auto& [plugin, options, task] = key;
+    const auto& [plugin, options, task, manifest_sha] = key;
+    const auto want = official_seeds(task, manifest_sha);
+    if (!want) continue;  // no official manifest: the file checks already made it open
     const std::string who = plugin + (options == "{}" ? "" : " " + options) + " on " + task;
     std::map<int64_t, std::string> by_seed;
     for (const auto& [seed, file] : got) {
@@ -112,8 +116,6 @@ SubmissionReport verify_submission(const std::vector<SubmissionFile>& files, con
         rep.reasons.push_back(who + ": seed " + std::to_string(seed) + " appears twice (" + it->second + ", " + file +
                               "); keep one result per seed");
     }
-    const auto want = official_seeds(task);
-    if (!want) continue;  // no official manifest: the file checks already made it open
     std::vector<int64_t> present;
     for (const auto& [s, file] : by_seed) present.push_back(s);
     const std::vector<int64_t> missing = missing_seeds(*want, present), extra = missing_seeds(present, *want);

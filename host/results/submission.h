@@ -4,8 +4,9 @@
 //     (host.version, host.git_revision, host.torch_version);
 //   - plugin identity: results naming one plugin carry one file hash and
 //     version, and one set of mixer options per entry;
-//   - seeds complete: for every closed (plugin, task), the trial seeds are
-//     exactly the official manifest's rules.seeds, none missing or repeated.
+//   - seeds complete: for every closed (plugin, options, task, release), the
+//     trial seeds are exactly that released manifest's rules.seeds, none
+//     missing or repeated.
 // A submission is VALID when every file is valid and these hold; it is
 // CLOSED when it is valid and every result in it is closed.
 #pragma once
@@ -22,8 +23,11 @@
 
 namespace lra::host {
 
-// The official manifest's trial seeds for a task; std::nullopt when the host has no official manifest for it.
-using OfficialSeeds = std::function<std::optional<std::vector<int64_t>>(const std::string& task)>;
+// The trial seeds of the released official manifest of `task` whose SHA-256
+// is `manifest_sha256` ("" = the task's current release); std::nullopt when
+// there is no such manifest.
+using OfficialSeeds =
+    std::function<std::optional<std::vector<int64_t>>(const std::string& task, const std::string& manifest_sha256)>;
 
 struct SubmissionFile {
   std::filesystem::path path;

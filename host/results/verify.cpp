@@ -347,24 +347,37 @@ VerifyReport verify_result_json(const json& result, const OfficialLookup& offici
       }
       if (task_name && manifest_sha) {
         const std::string name = task_name->get<std::string>();
-        const std::optional<std::string> expected = official ? official(name) : std::nullopt;
-        if (!expected) {
+        const std::vector<OfficialManifest> released = official ? official(name) : std::vector<OfficialManifest>{};
+        const auto have = normalise_sha256(manifest_sha->get<std::string>());
+        const OfficialManifest* match = nullptr;
+        for (const auto& r : released)
+          if (have && normalise_sha256(r.sha256) == have) match = &r;
+        if (released.empty()) {
           closed = false;
-          c.fail("division is \"closed\" but this host has no official manifest for task " +
-                 quoted(name) + " (only official tasks can be closed)");
+          c.fail("division is \"closed\" but this host has no official manifest for task " + quoted(name) +
+                 " (only official tasks can be closed)");
+        } else if (!match) {
+          std::string known;
+          for (const auto& r : released) known += (known.empty() ? "" : ", ") + r.release + " " + r.sha256;
+          closed = false;
+          c.fail("division is \"closed\" but task.manifest_sha256 " + manifest_sha->get<std::string>() +
+                 " is not a released official manifest of task " + quoted(name) + " (released: " + known +
+                 "; the manifest was not an official one, or comes from a release newer than this host)");
         } else {
-          const auto have = normalise_sha256(manifest_sha->get<std::string>());
-          const auto want = normalise_sha256(*expected);
-          if (!have || !want || *have != *want) {
+          // The release is derived from the hash; a name in the file must agree with it.
+          const json* claimed = c.optional("task.manifest_release", kString | kNull);
+          if (claimed && claimed->is_string() && claimed->get<std::string>() != match->release) {
             closed = false;
-            c.fail("division is \"closed\" but task.manifest_sha256 " + manifest_sha->get<std::string>() +
-                   " != official manifest sha256 " + *expected + " for task " + quoted(name) +
-                   " (the manifest was not the official one)");
+            c.fail("task.manifest_release " + show(*claimed) + " does not match the manifest's hash, which is release " +
+                   quoted(match->release) + " of task " + quoted(name));
+          } else {
+            report.release = *match;
           }
         }
       }
     }
   }
+  if (!closed) report.release.reset();
   report.division = closed ? "closed" : "open";
 
   // --- the host's own verdict -------------------------------------------------------
@@ -424,6 +437,10 @@ nlohmann::json to_json(const VerifyReport& r) {
           {"readable", r.readable},
           {"division", r.division.empty() ? json(nullptr) : json(r.division)},
           {"valid", r.valid},
+          {"release", r.release ? json(r.release->release) : json(nullptr)},
+          {"release_note", r.release && !r.release->note.empty() ? json(r.release->note) : json(nullptr)},
+          {"superseded_by",
+           r.release && !r.release->superseded_by.empty() ? json(r.release->superseded_by) : json(nullptr)},
           {"reasons", r.reasons}};
 }
 

@@ -7,8 +7,10 @@
 // DIVISION is "closed" only if it claims closed and:
 //   - overrides and division_reasons are empty,
 //   - task.preset is absent, null or "official",
-//   - task.manifest_sha256 equals the official manifest compiled into this
-//     host for task.name (no official manifest known: cannot be closed).
+//   - task.manifest_sha256 is the SHA-256 of a released official manifest of
+//     task.name in this host's registry (any release, the newest or an older
+//     one: released manifests are frozen, so their results stay closed); a
+//     task.manifest_release the file names must be that release.
 // A "closed" claim that fails these is invalid, with the reasons; an "open"
 // claim is never promoted to closed.
 #pragma once
@@ -23,9 +25,17 @@
 
 namespace lra::host {
 
-// SHA-256 hex of the official manifest this host embeds for `task`, or
-// std::nullopt when it has none (a third-party task).
-using OfficialLookup = std::function<std::optional<std::string>(const std::string& task)>;
+// One released official manifest of a task, as verify needs it.
+struct OfficialManifest {
+  std::string release;        // e.g. "lra-v1.2"
+  std::string sha256;         // hex of the manifest's bytes
+  std::string note;           // what a reader comparing with the paper must know ("" = nothing)
+  std::string superseded_by;  // the newest release when this one is older, else ""
+};
+
+// Every released official manifest this host knows for `task` (oldest
+// first); empty when it has none (a third-party task).
+using OfficialLookup = std::function<std::vector<OfficialManifest>(const std::string& task)>;
 
 struct VerifyReport {
   std::string path;       // the file ("" for verify_result_json)
@@ -33,6 +43,9 @@ struct VerifyReport {
   std::string division;   // "closed" or "open" as recomputed; "" when unreadable
   bool valid = false;
   std::vector<std::string> reasons;  // every problem found; empty when valid
+  // A closed result's release (found by the manifest hash, never read from
+  // the file), with its registry note and the release superseding it.
+  std::optional<OfficialManifest> release;
 };
 
 VerifyReport verify_result_json(const nlohmann::json& result, const OfficialLookup& official);

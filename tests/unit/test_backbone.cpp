@@ -92,7 +92,7 @@ TEST(Backbone, LearnedPositionsAddATable) {
 }
 
 // The official manifests build the reference Transformers of lra-tasks.md §2.5
-// (Pathfinder: learned positions, a documented deviation, adds 1024 x 32).
+// (Pathfinder follows the public config's sinusoids since release lra-v1.2).
 TEST(Backbone, OfficialManifestsGiveTheReferenceParameterCounts) {
   struct Case {
     const char* task;
@@ -102,7 +102,7 @@ TEST(Backbone, OfficialManifestsGiveTheReferenceParameterCounts) {
   };
   for (const Case& c : {Case{"listops", 17, 10, false, 8948746}, Case{"text", 257, 2, false, 3486722},
                         Case{"retrieval", 257, 2, true, 1087618}, Case{"image", 256, 10, false, 248458},
-                        Case{"pathfinder", 256, 2, false, 26530 + 1024 * 32}, Case{"pathx", 256, 2, false, 537954}}) {
+                        Case{"pathfinder", 256, 2, false, 26530}, Case{"pathx", 256, 2, false, 537954}}) {
     const Manifest m = load_preset(c.task, "official");
     EXPECT_EQ(reference_count(m.model, c.vocab, c.classes, c.paired), c.expected) << c.task;
   }

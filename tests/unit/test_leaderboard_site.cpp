@@ -26,14 +26,16 @@ namespace {
 const std::string kXss = "<script>alert(1)</script>";
 
 // The official manifests of the six LRA tasks, as a host embeds them.
-std::optional<std::string> fake_official(const std::string& task) {
+std::vector<OfficialManifest> fake_official(const std::string& task) {
   const auto& tasks = lra_task_order();
-  if (std::find(tasks.begin(), tasks.end(), task) == tasks.end()) return std::nullopt;
-  return sha256_hex("official " + task);
+  if (std::find(tasks.begin(), tasks.end(), task) == tasks.end()) return {};
+  return {{"lra-v1.1", sha256_hex("official " + task), "", ""}};
 }
 
 // The official trial seeds: 0 and 1, the seeds closed_suite() writes.
-std::optional<std::vector<int64_t>> two_seeds(const std::string&) { return std::vector<int64_t>{0, 1}; }
+std::optional<std::vector<int64_t>> two_seeds(const std::string&, const std::string&) {
+  return std::vector<int64_t>{0, 1};
+}
 
 // A complete, valid result as lrahost run writes it (unsealed).
 json run_result(const std::string& plugin, const std::string& task, int64_t seed, double accuracy, bool closed) {
@@ -155,7 +157,7 @@ TEST_F(Site, VerifiesEveryFileAndSeparatesDivisions) {
   const auto has = [](const InvalidResult& r, const std::string& needle) {
     return std::any_of(r.reasons.begin(), r.reasons.end(), [&](const std::string& s) { return s.find(needle) != std::string::npos; });
   };
-  EXPECT_TRUE(has(board.invalid[0], "not the official one"));
+  EXPECT_TRUE(has(board.invalid[0], "is not a released official manifest"));
   EXPECT_TRUE(has(board.invalid[1], "edited after the run"));
 
   const json j = leaderboard_json(board);
@@ -301,7 +303,7 @@ TEST_F(Site, ChartPlacesBenchPluginsAtTheirAverage) {
 }
 
 TEST_F(Site, ClosedEntryWithMissingOfficialSeedsIsMarked) {
-  const auto three_for_listops = [](const std::string& task) -> std::optional<std::vector<int64_t>> {
+  const auto three_for_listops = [](const std::string& task, const std::string&) -> std::optional<std::vector<int64_t>> {
     if (task == "listops") return std::vector<int64_t>{0, 1, 2};
     return std::vector<int64_t>{0, 1};
   };

@@ -27,10 +27,14 @@ namespace {
 
 const std::string kOfficialListops = sha256_hex("official listops manifest");
 
-std::optional<std::string> fake_official(const std::string& task) {
-  if (task == "listops") return kOfficialListops;
-  if (task == "image") return sha256_hex("official image manifest");
-  return std::nullopt;
+// An older release of listops, superseded: its results must keep verifying.
+const std::string kOldListops = sha256_hex("listops manifest of an older release");
+
+std::vector<OfficialManifest> fake_official(const std::string& task) {
+  if (task == "listops")
+    return {{"lra-v1.0", kOldListops, "an older release", "lra-v1.1"}, {"lra-v1.1", kOfficialListops, "", ""}};
+  if (task == "image") return {{"lra-v1.1", sha256_hex("official image manifest"), "", ""}};
+  return {};
 }
 
 // A complete closed, valid result as the trainer writes it (unsealed).
@@ -392,8 +396,39 @@ TEST(Verify, ClosedClaimWithWrongManifestHashIsInvalidNamingBothHashes) {
   const VerifyReport v = verify_result_json(seal(r), fake_official);
   EXPECT_FALSE(v.valid);
   EXPECT_EQ(v.division, "open");
-  EXPECT_TRUE(any_reason_contains(v, other + " != official manifest sha256 " + kOfficialListops))
+  EXPECT_TRUE(any_reason_contains(v, "task.manifest_sha256 " + other + " is not a released official manifest"))
       << all_reasons(v);
+  EXPECT_TRUE(any_reason_contains(v, "lra-v1.0 " + kOldListops + ", lra-v1.1 " + kOfficialListops)) << all_reasons(v);
+  EXPECT_FALSE(v.release.has_value());
+}
+
+// Released manifests are frozen: a result under an older release stays
+// closed, and verify names the release from the hash, not from the file.
+TEST(Verify, ClosedResultUnderAnOlderReleaseStaysClosedAndNamesIt) {
+  json r = closed_result();
+  r["task"]["manifest_sha256"] = kOldListops;
+  VerifyReport v = verify_result_json(seal(r), fake_official);
+  EXPECT_TRUE(v.valid) << all_reasons(v);
+  EXPECT_EQ(v.division, "closed");
+  ASSERT_TRUE(v.release.has_value());
+  EXPECT_EQ(v.release->release, "lra-v1.0");
+  EXPECT_EQ(v.release->superseded_by, "lra-v1.1");
+  EXPECT_EQ(to_json(v)["release"], "lra-v1.0");
+
+  v = verify_result_json(seal(closed_result()), fake_official);
+  ASSERT_TRUE(v.release.has_value());
+  EXPECT_EQ(v.release->release, "lra-v1.1");
+  EXPECT_EQ(v.release->superseded_by, "");
+
+  // A file naming another release than its hash is not trusted.
+  r["task"]["manifest_release"] = "lra-v1.1";
+  v = verify_result_json(seal(r), fake_official);
+  EXPECT_FALSE(v.valid);
+  EXPECT_EQ(v.division, "open");
+  EXPECT_TRUE(any_reason_contains(v, "task.manifest_release \"lra-v1.1\" does not match the manifest's hash, which "
+                                     "is release \"lra-v1.0\"")) << all_reasons(v);
+  r["task"]["manifest_release"] = "lra-v1.0";
+  EXPECT_TRUE(verify_result_json(seal(r), fake_official).valid);
 }
 
 TEST(Verify, ClosedClaimForTaskWithoutOfficialManifestIsInvalid) {
@@ -649,7 +684,9 @@ TEST_F(ResultFiles, CollectResultFilesRejectsMissingPathsAndEmptyFolders) {
 
 namespace {
 
-std::optional<std::vector<int64_t>> fake_seeds(const std::string& task) {
+// Seeds per released manifest: the older listops release had one trial seed.
+std::optional<std::vector<int64_t>> fake_seeds(const std::string& task, const std::string& sha) {
+  if (task == "listops" && sha == kOldListops) return std::vector<int64_t>{0};
   if (task == "listops" || task == "image") return std::vector<int64_t>{0, 1, 2};
   return std::nullopt;
 }
@@ -676,6 +713,21 @@ class Submission : public ResultFiles {
 };
 
 }  // namespace
+
+// Each release's own trial seeds: the older listops release asked for seed 0
+// alone, so one result under it is complete, and seeds 1 and 2 are extra.
+TEST_F(Submission, SeedsAreThoseOfTheReleaseEachResultUsed) {
+  json old = closed_result();
+  old["task"]["manifest_sha256"] = kOldListops;
+  add("old-0", old, 0);
+  auto rep = check();
+  EXPECT_TRUE(rep.valid) << reasons(rep);
+  EXPECT_EQ(rep.division, "closed");
+  add("old-1", old, 1);
+  rep = check();
+  EXPECT_FALSE(rep.valid);
+  EXPECT_TRUE(mentions(rep, "seed(s) 1 are not among the official trial seeds 0")) << reasons(rep);
+}
 
 TEST_F(Submission, AllOfficialSeedsFromOneBuildIsClosedValid) {
   for (int64_t s : {0, 1, 2}) add("listops-" + std::to_string(s), closed_result(), s);

@@ -46,10 +46,22 @@ inline at::Tensor causal_allowed(int64_t L, const at::Device& device) {
 //   key_mask: [B, Lk] bool, true = real key (undefined tensor = no padding)
 //   causal:   query i attends keys j <= i (requires Lq == Lk)
 //   probs_out: if non-null receives the attention probabilities [B, H, Lq, Lk]
+//   query_mask: [B, Lq] bool (self-attention: the same mask as key_mask).
+//     LRA masks the logits with the outer product of query and key masks, so
+//     a masked query's row is all kMaskedLogit: a uniform average over every
+//     key, masked ones included. Passing it reproduces that (it matters when
+//     masked positions are pooled, e.g. black pixels under MEAN pooling);
+//     undefined = masked queries attend to the real keys like any other.
+//     Ignored with causal.
 inline at::Tensor softmax_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                     const at::Tensor& key_mask, bool causal, double dropout_p,
                                     bool training, at::Tensor* probs_out = nullptr,
-                                    const at::Tensor& extra_logits = {}) {
+                                    const at::Tensor& extra_logits = {}, const at::Tensor& query_mask = {}) {
+  const bool uniform_masked_rows = query_mask.defined() && !causal;
+  if (uniform_masked_rows) {
+    TORCH_CHECK(query_mask.dim() == 2 && query_mask.size(0) == q.size(0) && query_mask.size(1) == q.size(2),
+                "query_mask must be [B, Lq] = [", q.size(0), ", ", q.size(2), "], got ", query_mask.sizes());
+  }
 #if TORCH_VERSION_MAJOR >= 2
   // LibTorch 2.x: the fused kernel (flash attention for causal or unmasked
   // inputs on CUDA, memory-efficient attention with a padding mask), never
@@ -68,7 +80,12 @@ inline at::Tensor softmax_attention(const at::Tensor& q, const at::Tensor& k, co
       }
       mask = m;
     }
-    return at::scaled_dot_product_attention(q, k, v, mask, training ? dropout_p : 0.0, is_causal);
+    auto out = at::scaled_dot_product_attention(q, k, v, mask, training ? dropout_p : 0.0, is_causal);
+    // A uniform row is the mean of the values; no L x L mask is built for it
+    // (attention dropout is not applied to these rows on this path).
+    if (uniform_masked_rows)
+      out = at::where(query_mask.unsqueeze(1).unsqueeze(-1), out, v.mean(-2, /*keepdim=*/true).to(out.scalar_type()));
+    return out;
   }
 #endif
   // Scaling q (L x Dh) rather than the logits (L x L) and masking in place
@@ -83,6 +100,8 @@ inline at::Tensor softmax_attention(const at::Tensor& q, const at::Tensor& k, co
     TORCH_CHECK(q.size(2) == k.size(2), "causal attention needs equal query and key lengths");
     logits.masked_fill_(causal_allowed(q.size(2), q.device()).logical_not(), kMaskedLogit);
   }
+  // Every logit of a masked query equal: softmax gives the uniform row.
+  if (uniform_masked_rows) logits.masked_fill_(query_mask.logical_not().unsqueeze(1).unsqueeze(-1), kMaskedLogit);
   auto probs = at::softmax(logits, -1);
   if (probs_out) *probs_out = probs.detach();
   if (dropout_p > 0.0 && training) probs = at::dropout(probs, dropout_p, /*train=*/true);
@@ -129,7 +148,8 @@ inline at::Tensor multi_head_attention(QKVOImpl& p, const at::Tensor& x, const a
   auto q = maybe_rotary(split_heads(p.q(x), heads), rotary_base);
   auto k = maybe_rotary(split_heads(p.k(x), heads), rotary_base);
   auto v = split_heads(p.v(x), heads);
-  return p.o(merge_heads(softmax_attention(q, k, v, key_mask, causal, dropout_p, training, probs_out)));
+  // Self-attention: the padding mask masks queries too, as in LRA (see softmax_attention).
+  return p.o(merge_heads(softmax_attention(q, k, v, key_mask, causal, dropout_p, training, probs_out, {}, key_mask)));
 }
 
 }  // namespace ops

@@ -1,0 +1,30 @@
+// The release registry (manifest/releases.h) in the shapes verify, the
+// submission check and the leaderboard take (results/verify.h, submission.h).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "manifest/releases.h"
+#include "results/verify.h"
+#include "rules/rules.h"
+
+namespace lra::host {
+
+// Every released official manifest of `task`, oldest first.
+std::vector<OfficialManifest> registry_official(const std::string& task);
+
+// The trial seeds of the released manifest of `task` with that SHA-256 (""
+// = the current release); std::nullopt when there is none.
+std::optional<std::vector<int64_t>> registry_trial_seeds(const std::string& task, const std::string& manifest_sha256);
+
+// The division facts of a run whose manifest text is `manifest_text`: it
+// counts as official when its bytes are a released manifest of the task (any
+// release, the current one or an older one, which *release then names);
+// otherwise it is compared with the current release, and is open.
+RunChoices run_choices(const std::string& task, const std::string& manifest_label, const std::string& manifest_text,
+                       std::optional<ReleasedManifest>* release);
+
+}  // namespace lra::host

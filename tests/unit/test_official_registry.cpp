@@ -1,0 +1,65 @@
+// The division of a run from its manifest bytes against the release registry:
+// any released official manifest is closed and named; anything else is open,
+// compared with the current release.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "cli/official_registry.h"
+#include "manifest/embedded.h"
+#include "manifest/presets.h"
+
+using namespace lra::host;
+
+namespace {
+
+std::string embedded_text(const std::string& name) {
+  for (const auto& f : embedded_manifests())
+    if (name == f.name) return std::string(f.text);
+  ADD_FAILURE() << name << " is not embedded";
+  return {};
+}
+
+}  // namespace
+
+TEST(OfficialRegistry, AnyReleasedManifestIsClosedAndNamed) {
+  std::optional<ReleasedManifest> release;
+  RunChoices c = run_choices("pathfinder", "manifest old.toml", embedded_text("released/lra-v1.1/pathfinder.toml"), &release);
+  ASSERT_TRUE(release.has_value());
+  EXPECT_EQ(release->version, "lra-v1.1");
+  EXPECT_EQ(release->superseded_by, "lra-v1.2");
+  EXPECT_EQ(classify_run(c).name, "closed");
+
+  c = run_choices("pathfinder", "preset 'official'", std::string(find_official("pathfinder")->text), &release);
+  ASSERT_TRUE(release.has_value());
+  EXPECT_EQ(release->version, "lra-v1.2");
+  EXPECT_TRUE(release->current);
+  EXPECT_EQ(classify_run(c).name, "closed");
+}
+
+TEST(OfficialRegistry, OtherBytesAreOpenAgainstTheCurrentRelease) {
+  std::optional<ReleasedManifest> release;
+  std::string edited = std::string(find_official("image")->text) + "\n# a comment is an edit too\n";
+  const RunChoices c = run_choices("image", "manifest mine.toml", edited, &release);
+  EXPECT_FALSE(release.has_value());
+  const RunDivision d = classify_run(c);
+  EXPECT_EQ(d.name, "open");
+  ASSERT_EQ(d.reasons.size(), 1u);
+  EXPECT_NE(d.reasons[0].find("released/lra-v1.2/image.toml (release lra-v1.2)"), std::string::npos) << d.reasons[0];
+  // A released manifest of another task is not this task's.
+  run_choices("image", "manifest x.toml", std::string(find_official("pathx")->text), &release);
+  EXPECT_FALSE(release.has_value());
+}
+
+TEST(OfficialRegistry, VerifyLookupAndSeedsFollowTheRegistry) {
+  const auto listops = registry_official("listops");
+  ASSERT_EQ(listops.size(), 3u);
+  EXPECT_EQ(listops[0].release, "lra-v1.0");
+  EXPECT_EQ(listops[0].superseded_by, "lra-v1.2");
+  EXPECT_EQ(listops[1].release, "lra-v1.1");
+  EXPECT_EQ(listops[1].superseded_by, "");  // its bytes are carried unchanged into lra-v1.2
+  EXPECT_TRUE(registry_official("my-task").empty());
+  EXPECT_EQ(registry_trial_seeds("listops", listops[0].sha256), std::vector<int64_t>{0});
+  EXPECT_EQ(registry_trial_seeds("listops", ""), (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_FALSE(registry_trial_seeds("listops", std::string(64, '0')).has_value());
+}

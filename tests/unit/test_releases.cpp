@@ -1,0 +1,141 @@
+// Released official manifests are frozen (docs/releases.md). The pins below
+// are written out independently of manifests/releases.toml: editing a
+// released manifest, or the registry's record of it, fails here. A new
+// release appends its rows; existing rows never change.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "common/sha256.h"
+#include "lra/status.h"
+#include "manifest/embedded.h"
+#include "manifest/presets.h"
+#include "manifest/releases.h"
+
+using namespace lra::host;
+
+namespace {
+
+struct Pin {
+  const char* version;
+  const char* task;
+  const char* sha256;
+};
+
+const std::vector<Pin>& pins() {
+  static const std::vector<Pin> p = {
+    {"lra-v1.0", "listops", "a06563611e35894cdb1bb2c08fc7614672126c52912a3eaeb43b11c900999e86"},
+    {"lra-v1.0", "text", "9c0b660103f964df4a86b46841b022174fd666c7bbd24e7f02a7035120d2b466"},
+    {"lra-v1.0", "retrieval", "ce08f5ab8ea399f301a94dc2975d8f1ea356793b9a89f5901ea85c8e4de5d473"},
+    {"lra-v1.0", "image", "54981b4b368f09609b4a17d385fe3469e4f3e20e230d32061be4c39fe5a04539"},
+    {"lra-v1.0", "pathfinder", "eadb034347e770a1380c11b89054a1b47da767a49078fdbf57b217602e476e2a"},
+    {"lra-v1.0", "pathx", "95d38c95f035b80ca70792005efb269c503f95373aa0dc32df8fb9333050796a"},
+    {"lra-v1.1", "listops", "70d8e9d0d2830cad9846622237b315a56409038126e1437f18e948d60ef0196c"},
+    {"lra-v1.1", "text", "d45afda686d2946b3a0a687e241e029d3967b31b62a6df572383419d57ce1c54"},
+    {"lra-v1.1", "retrieval", "d9e55eeb46599834aba76cf58bcb09a79e3ab49345ba8136b4eba3db50e7a2e7"},
+    {"lra-v1.1", "image", "7cfd4cc6be30294d65a137c321f93d2cac5f80ba433f8dbbc8777dcf2feaddcc"},
+    {"lra-v1.1", "pathfinder", "a78a12ec1dcac00a3783ae9b4969d8d2938aca946a7ca272fb6a31798147a8a3"},
+    {"lra-v1.1", "pathx", "642102cc78115126d8a4ebd9011b4ceffd0ac847ccfa347f6a880f0fd9363fed"},
+    {"lra-v1.2", "listops", "70d8e9d0d2830cad9846622237b315a56409038126e1437f18e948d60ef0196c"},
+    {"lra-v1.2", "text", "d45afda686d2946b3a0a687e241e029d3967b31b62a6df572383419d57ce1c54"},
+    {"lra-v1.2", "retrieval", "d9e55eeb46599834aba76cf58bcb09a79e3ab49345ba8136b4eba3db50e7a2e7"},
+    {"lra-v1.2", "image", "533c83a4f1b24ab0f2339e75bbed7e4858356f37df0c8aeed5c733f46354379b"},
+    {"lra-v1.2", "pathfinder", "3e08c5d5491d2ce1d8f660f5852f286644e6422ebdc7d40453747b5e029d55bc"},
+    {"lra-v1.2", "pathx", "2030c58a31e5a35862a89bbe285f6d5890c547133fe32067cd59dd479ad48ccf"},
+    {"forgetting-v1.0", "forgetting", "352cb21eb9f35229afc869803143ba3998238f7f796783d6aeecbb2823ee5242"},
+  };
+  return p;
+}
+
+const EmbeddedFile* embedded(const std::string& name) {
+  for (const auto& f : embedded_manifests())
+    if (name == f.name) return &f;
+  return nullptr;
+}
+
+std::string registry_text() {
+  const EmbeddedFile* f = embedded(kReleasesFile);
+  return f ? std::string(f->text) : std::string();
+}
+
+}  // namespace
+
+TEST(Releases, EveryReleasedManifestKeepsItsPinnedBytes) {
+  const auto& all = released_manifests();
+  ASSERT_EQ(all.size(), pins().size()) << "a release was added or removed: pin its manifests here";
+  for (size_t i = 0; i < all.size(); ++i) {
+    EXPECT_EQ(all[i].version, pins()[i].version) << i;
+    EXPECT_EQ(all[i].task, pins()[i].task) << i;
+    EXPECT_EQ(all[i].sha256, pins()[i].sha256) << all[i].version << " " << all[i].task;
+    const EmbeddedFile* f = embedded(all[i].file);
+    ASSERT_NE(f, nullptr) << all[i].file;
+    EXPECT_EQ(sha256_hex(f->text), pins()[i].sha256)
+        << all[i].file << " was edited: released bytes never change; restore it and make a new release";
+  }
+}
+
+// --preset official reads lra-v1/<task>.toml and forgetting-v1/forgetting.toml:
+// they must be byte for byte the current release.
+TEST(Releases, WorkingOfficialManifestsAreTheCurrentRelease) {
+  std::vector<std::string> tasks = preset_tasks("official");
+  tasks.push_back(kForgettingTask);
+  for (const auto& task : tasks) {
+    const EmbeddedFile* working = find_official(task);
+    ASSERT_NE(working, nullptr) << task;
+    const auto current = current_release(task);
+    ASSERT_TRUE(current.has_value()) << task << " has no current release";
+    EXPECT_EQ(sha256_hex(working->text), current->sha256)
+        << working->name << " differs from release " << current->version
+        << ": an official manifest changed without a new release (docs/releases.md)";
+  }
+}
+
+TEST(Releases, FindsEachReleaseByHashNewestFirst) {
+  // The measured ListOps run of docs/measured/ was made under lra-v1.0.
+  auto r = find_release("listops", "a06563611e35894cdb1bb2c08fc7614672126c52912a3eaeb43b11c900999e86");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->version, "lra-v1.0");
+  EXPECT_FALSE(r->current);
+  EXPECT_EQ(r->superseded_by, "lra-v1.2");
+  EXPECT_EQ(release_trial_seeds("listops", r->sha256), std::vector<int64_t>{0});  // no rules.seeds yet: [train.seed]
+  // lra-v1.2 carries lra-v1.1's ListOps bytes unchanged: they belong to the current release.
+  r = find_release("listops", "SHA256:70D8E9D0D2830CAD9846622237B315A56409038126E1437F18E948D60EF0196C");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->version, "lra-v1.2");
+  EXPECT_TRUE(r->current);
+  EXPECT_EQ(release_trial_seeds("listops", r->sha256), (std::vector<int64_t>{0, 1, 2}));
+  // The image manifests before lra-v1.2 did not mask zero pixels: the note says so.
+  r = find_release("image", "7cfd4cc6be30294d65a137c321f93d2cac5f80ba433f8dbbc8777dcf2feaddcc");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->version, "lra-v1.1");
+  EXPECT_NE(r->note.find("quirk Q1"), std::string::npos) << r->note;
+  EXPECT_FALSE(find_release("image", sha256_hex("something else")).has_value());
+  EXPECT_FALSE(find_release("pathfinder", r->sha256).has_value());  // hashes are per task
+}
+
+// The registry check itself: an edited file, a wrong hash, a duplicate or a
+// missing file is a broken build, reported with the offending entry.
+TEST(Releases, ABrokenRegistryIsRefusedNamingTheEntry) {
+  const std::string text = registry_text();
+  ASSERT_FALSE(text.empty());
+  EXPECT_NO_THROW(parse_releases(text, "releases.toml", true));
+  auto expect_broken = [](const std::string& t, const std::string& needle) {
+    try {
+      parse_releases(t, "releases.toml", true);
+      ADD_FAILURE() << "accepted a registry that should fail with: " << needle;
+    } catch (const lra::Error& e) {
+      EXPECT_EQ(e.kind(), lra::ErrorKind::internal);
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  std::string edited = text;
+  const std::string pin = "a06563611e35894cdb1bb2c08fc7614672126c52912a3eaeb43b11c900999e86";
+  edited.replace(edited.find(pin), pin.size(), std::string(64, 'a'));
+  expect_broken(edited, "a released manifest was edited");
+  std::string missing = text;
+  missing.replace(missing.find("released/lra-v1.0/text.toml"), 27, "released/lra-v1.0/nope.toml");
+  expect_broken(missing, "'released/lra-v1.0/nope.toml' is not among the embedded manifests");
+  expect_broken(text + "\n[[release]]\nversion = \"lra-v1.0\"\nprotocol = \"lra-v1\"\n", "listed twice");
+  expect_broken("schema = \"lrahost.releases/v1\"\n", "no [[release]] entries");
+}
