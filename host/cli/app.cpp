@@ -58,7 +58,8 @@ int run_cli(int argc, char** argv) {
                                          "LM) and measure how far back it copies its context");
   f->add_option("--plugin", fg.plugin, "Mixer plugin (NAME or PATH) to train in the manifest's causal LM");
   f->add_option("--torchscript", fg.torchscript, "A causal LM saved as TorchScript: forward(ids [1,T]) -> logits [1,T,V]");
-  f->add_option("--compare", fg.compare, "forgetting.json files to overlay in one plot (compare.svg)");
+  f->add_option("--compare", fg.compare, "forgetting.json files or the reference tool's result files (JSON lists) to "
+                                         "overlay in one plot (compare.svg), with their memory lengths");
   f->add_option("--out", fg.out, "Output directory")->required();
   f->add_option("--preset", fg.preset, "official (forgetting-v1) or smoke (CPU-sized)")
       ->check(CLI::IsMember({"official", "smoke"}));

@@ -1,7 +1,8 @@
 // `lrahost forget`: the forgetting curve (reference forgetting-curve.md).
 //   --plugin P      train the manifest's causal LM with P as the mixer, then measure it
 //   --torchscript F measure a causal LM exported to TorchScript
-//   --compare J...  overlay curves from earlier forgetting.json files
+//   --compare J...  overlay curves from forgetting.json files or the reference
+//                   tool's result files, with their memory lengths recomputed
 // Every check (plugin, manifest, corpus, budget) runs before anything is
 // written; the outputs appear only when the whole measurement is done.
 #include <unistd.h>
@@ -98,6 +99,17 @@ nlohmann::json corpus_json(const Corpus& c) {
           {"tokenization", "bytes (id = byte value)"}};
 }
 
+// The plugin LM's corpus: how its text became tokens.
+nlohmann::json trained_corpus_json(const Corpus& c, int64_t train_tokens, int64_t held_out_tokens) {
+  nlohmann::json j = corpus_json(c);
+  j["tokenization"] =
+      "bytes (id = byte value); training and held-out streams: bos (" + std::to_string(kByteBos) +
+      ") before each document; evaluation samples: the test part's bytes, bos only as the layouts' separator";
+  j["train_tokens"] = train_tokens;
+  j["held_out_tokens"] = held_out_tokens;
+  return j;
+}
+
 nlohmann::json config_json(const MeasureConfig& c, int64_t train_length, const std::string& precision) {
   nlohmann::json lengths = test_lengths(c.max_length, c.granularity, c.granularity_type);
   return {{"train_length", train_length},
@@ -111,7 +123,9 @@ nlohmann::json config_json(const MeasureConfig& c, int64_t train_length, const s
           {"lengths", lengths},
           {"scored_tokens", "last ceil(L/2) tokens of the second S"},
           {"irrelevant_text", "an L-token window of the second half of the evaluation text, per repetition"},
-          {"memory_rule", "fine: copy_mean > 0.99 at every length up to it; coarse: copy_mean - lm_mean > 0.01 likewise"},
+          {"memory_rule", "fine_length: the largest tested length with copy_mean > 0.99; coarse_length: the largest "
+                          "with copy_mean - lm_mean > 0.01 (Table 3); *_prefix: the condition holds at every tested "
+                          "length up to it; a failed length never holds"},
           {"precision", precision}};
 }
 
@@ -134,6 +148,15 @@ void log_point(spdlog::logger& log, const CurvePoint& p, size_t i, size_t n) {
 
 std::string length_text(const MemoryLength& m) { return (m.censored ? "> " : "") + std::to_string(m.value); }
 
+void print_lengths(const Curve& curve) {
+  std::printf("  fine-grained memory length    %s tokens (largest tested length with copy accuracy > 99%%)\n",
+              length_text(curve.fine).c_str());
+  std::printf("  coarse-grained memory length  %s tokens (largest with copy accuracy > LM accuracy + 1 point)\n",
+              length_text(curve.coarse).c_str());
+  std::printf("  prefix rule                   fine %s, coarse %s (the condition at every tested length up to it)\n",
+              length_text(curve.fine_prefix).c_str(), length_text(curve.coarse_prefix).c_str());
+}
+
 // Writes forgetting.json and forgetting.svg (each atomically) and prints the verdicts.
 void write_outputs(const fs::path& out, const Curve& curve, nlohmann::json doc, bool log_x) {
   auto summary = curve_summary_json(curve);
@@ -142,9 +165,7 @@ void write_outputs(const fs::path& out, const Curve& curve, nlohmann::json doc, 
   write_file_atomic(out / "forgetting.svg", forgetting_svg(curve, {curve.label, log_x}));
   std::printf("\n%s: forgetting curve over %zu lengths%s\n", curve.label.c_str(), curve.points.size(),
               curve.complete ? "" : " (INCOMPLETE: some lengths failed, see forgetting.json)");
-  std::printf("  fine-grained memory length    %s tokens (copy accuracy > 99%%)\n", length_text(curve.fine).c_str());
-  std::printf("  coarse-grained memory length  %s tokens (copy accuracy > LM accuracy + 1 point)\n",
-              length_text(curve.coarse).c_str());
+  print_lengths(curve);
   if (curve.train_length > 0) std::printf("  training length               %lld tokens\n", static_cast<long long>(curve.train_length));
   std::printf("  results                       %s, %s\n", (out / "forgetting.json").c_str(), (out / "forgetting.svg").c_str());
 }
@@ -156,18 +177,34 @@ fs::path prepare_out(const std::string& out) {
   return dir;
 }
 
+// Every file is read and checked before anything is written. The memory
+// lengths are always recomputed from the points by the current rules.
 int compare_command(const ForgetArgs& a) {
-  std::vector<Curve> curves;
-  for (const auto& f : a.compare) curves.push_back(load_curve_file(f));
+  std::vector<LoadedCurve> loaded;
+  for (const auto& f : a.compare) loaded.push_back(load_curve_file(f));
   const fs::path out = a.out;
   if (fs::exists(out / "compare.svg"))
     throw Error(ErrorKind::usage, "output directory " + out.string() + " already holds a compare.svg; choose another --out");
+  std::vector<Curve> curves;
+  for (const auto& l : loaded) curves.push_back(l.curve);
+  const std::string svg = compare_svg(curves, {a.title.value_or(""), a.log_x});
   fs::create_directories(out);
-  write_file_atomic(out / "compare.svg", compare_svg(curves, {a.title.value_or(""), a.log_x}));
-  std::printf("%-28s %12s %14s %12s\n", "model", "fine length", "coarse length", "train len");
-  for (const auto& c : curves)
-    std::printf("%-28s %12s %14s %12lld%s\n", c.label.c_str(), length_text(c.fine).c_str(),
-                length_text(c.coarse).c_str(), static_cast<long long>(c.train_length), c.complete ? "" : "  (incomplete)");
+  write_file_atomic(out / "compare.svg", svg);
+  std::printf("memory lengths recomputed from the points: fine/coarse = largest tested length where copy > 99%% / "
+              "copy > LM + 1 point (Table 3); prefix = the condition at every tested length up to it; \"> L\" = "
+              "still holds at the longest tested length L\n");
+  std::printf("%-28s %8s %10s %13s %15s %10s  %s\n", "model", "fine", "coarse", "fine (prefix)", "coarse (prefix)",
+              "train len", "source");
+  for (size_t i = 0; i < loaded.size(); ++i) {
+    const Curve& c = loaded[i].curve;
+    const std::string train = c.train_length > 0 ? std::to_string(c.train_length) : "-";
+    std::printf("%-28s %8s %10s %13s %15s %10s  %s (%s)%s\n", c.label.c_str(), length_text(c.fine).c_str(),
+                length_text(c.coarse).c_str(), length_text(c.fine_prefix).c_str(),
+                length_text(c.coarse_prefix).c_str(), train.c_str(), a.compare[i].c_str(), loaded[i].format.c_str(),
+                c.complete ? "" : "  INCOMPLETE: some lengths failed");
+  }
+  for (const auto& l : loaded)
+    for (const auto& note : l.notes) std::printf("note: %s\n", note.c_str());
   std::printf("plot: %s\n", (out / "compare.svg").c_str());
   return 0;
 }
@@ -273,7 +310,11 @@ int plugin_command(const ForgetArgs& a, spdlog::logger& log) {
                                   : throw Error(ErrorKind::rules, manifest.source + ": data.corpus = \"" + settings.corpus +
                                                                       "\": the only named corpus is \"brown\"; pass "
                                                                       "other text with --corpus DIR|FILE"));
-  const auto train_ids = bytes_to_ids(corpus.train), test_ids = bytes_to_ids(corpus.test);
+  // Training (and its held-out loss) sees bos at every document start, as the
+  // measurement's layouts use it; S and I are windows of the test part's bytes.
+  const auto train_ids = document_stream(corpus.train, corpus.train_document_starts, kByteBos);
+  const auto held_out_ids = document_stream(corpus.test, corpus.test_document_starts, kByteBos);
+  const auto test_ids = bytes_to_ids(corpus.test);
   make_samples(test_ids, mc.max_length, 0, mc.samples);
   log.info("corpus {}: {} train / {} test bytes ({} / {} documents), sha256 {}", corpus.name,
            with_commas(static_cast<int64_t>(corpus.train.size())), with_commas(static_cast<int64_t>(corpus.test.size())),
@@ -306,7 +347,7 @@ int plugin_command(const ForgetArgs& a, spdlog::logger& log) {
   topts.device = device;
   topts.bf16 = bf16;
   topts.live_progress = isatty(STDERR_FILENO);
-  auto tr = train_causal_lm(model, train_ids, test_ids, topts, log);
+  auto tr = train_causal_lm(model, train_ids, held_out_ids, topts, log);
   {
     torch::serialize::OutputArchive ar;
     model->save(ar);
@@ -332,7 +373,8 @@ int plugin_command(const ForgetArgs& a, spdlog::logger& log) {
       {"division", division.name},
       {"division_reasons", division.reasons},
       {"configuration", config_json(mc, curve.train_length, bf16 ? "bfloat16 autocast" : "float32")},
-      {"corpus", corpus_json(corpus)},
+      {"corpus", trained_corpus_json(corpus, static_cast<int64_t>(train_ids.size()),
+                                     static_cast<int64_t>(held_out_ids.size()))},
       {"model",
        {{"kind", "plugin"},
         {"plugin", {{"name", mixer.descriptor.name}, {"version", mixer.descriptor.version},

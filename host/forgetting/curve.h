@@ -21,7 +21,7 @@ struct CurvePoint {
   bool ok() const { return error.empty(); }
 };
 
-// A memory length by the project's rule (reference §10). censored = the
+// A memory length (reference §10, forgetting/memory_length.h). censored = the
 // condition still held at the longest tested length (the paper's "> L").
 struct MemoryLength {
   int64_t value = 0;
@@ -32,7 +32,8 @@ struct Curve {
   std::string label;         // model name shown in plots (plugin name or TorchScript file stem)
   int64_t train_length = 0;  // 0 = unknown (no reference lines)
   std::vector<CurvePoint> points;  // ascending length
-  MemoryLength fine, coarse;
+  MemoryLength fine, coarse;                 // headline: Table 3's rule (largest tested length that holds)
+  MemoryLength fine_prefix, coarse_prefix;   // secondary: it holds at every tested length up to it
   bool complete = true;      // false when any point has an error
 };
 

@@ -9,11 +9,24 @@
 namespace lra::host::forgetting {
 namespace {
 
+bool fine_holds(const CurvePoint& p) { return p.ok() && p.copy_mean > 0.99; }
+bool coarse_holds(const CurvePoint& p) { return p.ok() && p.copy_mean - p.lm_mean > 0.01; }
+
 template <class Condition>
-MemoryLength scan(const std::vector<CurvePoint>& points, Condition holds) {
+MemoryLength largest(const std::vector<CurvePoint>& points, Condition holds) {
   MemoryLength result;
   for (const CurvePoint& p : points) {
-    if (!p.ok() || !holds(p)) return result;
+    if (holds(p)) result.value = p.length;  // ascending: the last hit is the largest
+  }
+  result.censored = !points.empty() && holds(points.back());
+  return result;
+}
+
+template <class Condition>
+MemoryLength prefix(const std::vector<CurvePoint>& points, Condition holds) {
+  MemoryLength result;
+  for (const CurvePoint& p : points) {
+    if (!holds(p)) return result;
     result.value = p.length;
   }
   result.censored = !points.empty();
@@ -22,13 +35,10 @@ MemoryLength scan(const std::vector<CurvePoint>& points, Condition holds) {
 
 }  // namespace
 
-MemoryLength fine_length(const std::vector<CurvePoint>& points) {
-  return scan(points, [](const CurvePoint& p) { return p.copy_mean > 0.99; });
-}
-
-MemoryLength coarse_length(const std::vector<CurvePoint>& points) {
-  return scan(points, [](const CurvePoint& p) { return p.copy_mean - p.lm_mean > 0.01; });
-}
+MemoryLength fine_length(const std::vector<CurvePoint>& points) { return largest(points, fine_holds); }
+MemoryLength coarse_length(const std::vector<CurvePoint>& points) { return largest(points, coarse_holds); }
+MemoryLength fine_length_prefix(const std::vector<CurvePoint>& points) { return prefix(points, fine_holds); }
+MemoryLength coarse_length_prefix(const std::vector<CurvePoint>& points) { return prefix(points, coarse_holds); }
 
 void finalize(Curve& curve) {
   for (std::size_t i = 1; i < curve.points.size(); ++i) {
@@ -40,12 +50,15 @@ void finalize(Curve& curve) {
     }
   }
   for (CurvePoint& p : curve.points) {
-    if (p.ok()) summarize(p);
+    // A reference-tool point without accuracy lists keeps its stored means.
+    if (p.ok() && !(p.copy_accs.empty() && p.lm_accs.empty())) summarize(p);
   }
   curve.complete = std::all_of(curve.points.begin(), curve.points.end(),
                                [](const CurvePoint& p) { return p.ok(); });
   curve.fine = fine_length(curve.points);
   curve.coarse = coarse_length(curve.points);
+  curve.fine_prefix = fine_length_prefix(curve.points);
+  curve.coarse_prefix = coarse_length_prefix(curve.points);
 }
 
 }  // namespace lra::host::forgetting

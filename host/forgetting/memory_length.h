@@ -1,5 +1,18 @@
-// forgetting/memory_length.h — the project's memory-length rule (reference
+// forgetting/memory_length.h — the memory-length rules (reference
 // forgetting-curve.md §10), computed over the tested lengths L1 < ... < Lk.
+//
+// Headline (the Forgetting Curve paper's Table 3: "the maximum length at
+// which copy accuracy surpasses 99%"): the largest tested length where the
+// condition holds, wherever it fails before. Secondary, "prefix": the largest
+// tested length up to which the condition holds at every tested length —
+// stricter, and 0 for any curve that misses at its first, very short length.
+//
+// A point with an error (not ok) never holds: its accuracy is unknown. So a
+// failed last point makes the headline value the largest ok length that
+// holds, never censored; in the prefix rule a failed point ends the scan.
+// censored = the condition holds at Lk, which is ok (the paper's "> Lk").
+// No points: {0, not censored}. Read copy_mean and lm_mean: summarize the
+// points first (finalize does).
 #pragma once
 
 #include <vector>
@@ -8,19 +21,22 @@
 
 namespace lra::host::forgetting {
 
-// Fine-grained memory length: the largest tested Lj with copy_mean > 0.99 at
-// every tested Li <= Lj; 0 when the condition fails at L1. A point with an
-// error ends the scan (the condition is unknown there), so the value is then
-// never censored. censored = the condition held at every point and all points
-// are ok (the paper's "> Lk"). No points: {0, not censored}.
-// Reads copy_mean and lm_mean: summarize the points first (finalize does).
+// Fine-grained memory length: the largest tested Lj with copy_mean > 0.99.
 MemoryLength fine_length(const std::vector<CurvePoint>& points);
 
-// Coarse-grained memory length: as fine_length with the condition
+// Coarse-grained memory length: the largest tested Lj with
 // copy_mean - lm_mean > 0.01.
 MemoryLength coarse_length(const std::vector<CurvePoint>& points);
 
-// Summarizes every ok point, then sets complete, fine and coarse. Throws
+// The prefix rule: the largest tested Lj such that copy_mean > 0.99 at every
+// tested Li <= Lj; 0 when it fails (or errs) at L1.
+MemoryLength fine_length_prefix(const std::vector<CurvePoint>& points);
+
+// The prefix rule with the condition copy_mean - lm_mean > 0.01.
+MemoryLength coarse_length_prefix(const std::vector<CurvePoint>& points);
+
+// Summarizes every ok point that holds accuracies (a point read from a file
+// may hold only means), then sets complete and the four lengths. Throws
 // lra::Error(data) when the lengths are not strictly ascending, or from
 // summarize.
 void finalize(Curve& curve);

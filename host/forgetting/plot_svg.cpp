@@ -318,8 +318,9 @@ std::string forgetting_svg(const Curve& curve, const PlotOptions& options) {
   if (failed != curve.points.begin()) {
     const double first = static_cast<double>(curve.points.front().length);
     const double last = static_cast<double>(std::prev(failed)->length);
-    const double fine_end = std::max(first, static_cast<double>(curve.fine.value));
-    const double coarse_end = std::max(fine_end, static_cast<double>(curve.coarse.value));
+    // The headline lengths may lie beyond a failure: shade only what is known.
+    const double fine_end = std::clamp(static_cast<double>(curve.fine.value), first, last);
+    const double coarse_end = std::clamp(static_cast<double>(curve.coarse.value), fine_end, last);
     region(s, a, first, fine_end, kGreen, "region-fine", "fine-grained memory");
     region(s, a, fine_end, coarse_end, kLmColour, "region-coarse", "coarse-grained memory");
     region(s, a, coarse_end, last, kRed, "region-amnesia", "amnesia");
@@ -352,6 +353,8 @@ std::string forgetting_svg(const Curve& curve, const PlotOptions& options) {
   legend.area(kGreen, "fine-grained: " + length_text(curve.fine));
   legend.area(kLmColour, "coarse-grained: " + length_text(curve.coarse));
   legend.area(kRed, "amnesia");
+  legend.note("prefix rule: fine " + length_text(curve.fine_prefix));
+  legend.note("prefix rule: coarse " + length_text(curve.coarse_prefix));
   s += "</svg>\n";
   return s;
 }

@@ -22,8 +22,8 @@ struct PlotOptions {
 // lengths as red crosses on the x axis, dashed lines at train_length (red) and
 // train_length / 2 (green) when train_length > 0, and the fine-grained,
 // coarse-grained and amnesia phases shaded green, blue and red up to the last
-// ok point before any failure. Reads the summarized fields and fine/coarse:
-// finalize the curve first. Throws lra::Error(usage) when the size is too small.
+// ok point before any failure; the legend also gives the prefix rule's lengths.
+// Reads the summarized fields and the lengths: finalize the curve first. Throws lra::Error(usage) when the size is too small.
 std::string forgetting_svg(const Curve& curve, const PlotOptions& options);
 
 // Several curves overlaid, one tab10 colour per curve: copy solid, LM dashed,

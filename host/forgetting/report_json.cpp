@@ -1,13 +1,17 @@
 #include "forgetting/report_json.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <optional>
+#include <sstream>
 #include <vector>
 
 #include "forgetting/memory_length.h"
+#include "forgetting/stats.h"
 #include "lra/status.h"
 
 namespace lra::host::forgetting {
@@ -15,13 +19,66 @@ namespace {
 
 using nlohmann::json;
 
-// Validation of one document; every message is "<source>: <field>: <what>".
+constexpr const char* kOwnHint =
+    "lrahost forget writes this file (schema lrahost.forgetting/v1): fix the field or measure the curve again";
+constexpr const char* kReferenceHint =
+    "the reference tool's result file is a JSON list, one object per tested length in ascending order, each with an "
+    "integer length and copy_mean, lm_mean in [0, 1] (optional copy_accs, lm_accs: equal-length lists of accuracies "
+    "in [0, 1]); fix the file or write it again with the tool's draw.py";
+constexpr const char* kEitherHint =
+    "--compare reads lrahost's forgetting.json (a JSON object) or the reference tool's result file (a JSON list of "
+    "per-length objects): fix the file or pass another";
+
+// A NaN or Infinity of Python's json.dump, quoted by quote_non_finite: this
+// byte, then the word. A control character, so no real JSON string holds it.
+constexpr char kNonFinite = '\x01';
+
+// JSON has no NaN or Infinity, but Python writes them: turn each such bare
+// word into a marked string, so the reader can name the field that holds it
+// instead of failing with a parse position.
+std::string quote_non_finite(const std::string& text) {
+  static const std::string words[] = {"-Infinity", "Infinity", "NaN"};
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < text.size()) {
+        out += text[++i];
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') in_string = true;
+    bool quoted = false;
+    for (const std::string& w : words) {
+      if (text.compare(i, w.size(), w) == 0) {
+        out += "\"\\u0001" + w + "\"";
+        i += w.size() - 1;
+        quoted = true;
+        break;
+      }
+    }
+    if (!quoted) out += c;
+  }
+  return out;
+}
+
+bool is_non_finite(const json& v) {
+  return v.is_string() && !v.get_ref<const std::string&>().empty() && v.get_ref<const std::string&>()[0] == kNonFinite;
+}
+
+// Validation of one document; every message is "<source>: <field>: <what>; <hint>".
 class Reader {
  public:
-  explicit Reader(const std::string& source) : source_(source) {}
+  Reader(const std::string& source, const char* hint) : source_(source), hint_(hint) {}
 
   [[noreturn]] void fail(const std::string& field, const std::string& what) const {
-    throw lra::Error(lra::ErrorKind::usage, source_ + ": " + field + ": " + what);
+    throw lra::Error(lra::ErrorKind::data,
+                     source_ + ": " + (field.empty() ? "" : field + ": ") + what + "; " + hint_);
   }
 
   const json& require(const json& object, const char* key, const std::string& field) const {
@@ -35,8 +92,21 @@ class Reader {
   }
 
   double number(const json& v, const std::string& field) const {
+    if (is_non_finite(v)) fail(field, "expected a number, got " + shown(v) + " (Python's json writes it; JSON has none)");
     if (!v.is_number()) fail(field, "expected a number, got " + shown(v));
     return v.get<double>();
+  }
+
+  double accuracy(const json& v, const std::string& field) const {
+    const double x = number(v, field);
+    if (!(x >= 0 && x <= 1)) fail(field, shown(v) + " is not in [0, 1]");
+    return x;
+  }
+
+  double non_negative(const json& v, const std::string& field) const {
+    const double x = number(v, field);
+    if (!(x >= 0)) fail(field, shown(v) + " is negative");
+    return x;
   }
 
   int64_t integer(const json& v, const std::string& field) const {
@@ -48,24 +118,20 @@ class Reader {
   }
 
   std::string string(const json& v, const std::string& field) const {
-    if (!v.is_string()) fail(field, "expected a string, got " + shown(v));
+    if (!v.is_string() || is_non_finite(v)) fail(field, "expected a string, got " + shown(v));
     return v.get<std::string>();
   }
 
   std::vector<double> accuracies(const json& v, const std::string& field) const {
     if (!v.is_array() || v.empty()) fail(field, "expected a non-empty array of accuracies, got " + shown(v));
     std::vector<double> out;
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      const std::string item = field + "[" + std::to_string(i) + "]";
-      const double x = number(v[i], item);
-      if (!(x >= 0 && x <= 1)) fail(item, shown(v[i]) + " is not in [0, 1]");
-      out.push_back(x);
-    }
+    for (std::size_t i = 0; i < v.size(); ++i) out.push_back(accuracy(v[i], field + "[" + std::to_string(i) + "]"));
     return out;
   }
 
   // The value as JSON text, shortened so a wrong array does not flood the message.
   static std::string shown(const json& v) {
+    if (is_non_finite(v)) return v.get<std::string>().substr(1);
     std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
     constexpr std::size_t kMax = 60;
     if (s.size() > kMax) s = s.substr(0, kMax - 3) + "...";
@@ -74,13 +140,31 @@ class Reader {
 
  private:
   const std::string& source_;
+  const char* hint_;
 };
 
-CurvePoint point_from_json(const Reader& r, const json& v, const std::string& field) {
+// The point's length: a positive integer exceeding the previous point's.
+int64_t read_length(const Reader& r, const json& v, const std::string& field, const Curve& curve) {
+  const int64_t length = r.integer(r.require(v, "length", field + ".length"), field + ".length");
+  if (length <= 0) r.fail(field + ".length", std::to_string(length) + " is not positive");
+  if (!curve.points.empty() && length <= curve.points.back().length) {
+    r.fail(field + ".length", std::to_string(length) + " does not exceed the previous length " +
+                                  std::to_string(curve.points.back().length) + " (lengths must ascend)");
+  }
+  return length;
+}
+
+void check_same_size(const Reader& r, const CurvePoint& p, const std::string& field) {
+  if (p.lm_accs.size() != p.copy_accs.size()) {
+    r.fail(field + ".lm_accs", std::to_string(p.lm_accs.size()) + " values, but copy_accs has " +
+                                   std::to_string(p.copy_accs.size()));
+  }
+}
+
+CurvePoint point_from_json(const Reader& r, const json& v, const std::string& field, const Curve& curve) {
   r.expect_object(v, field);
   CurvePoint p;
-  p.length = r.integer(r.require(v, "length", field + ".length"), field + ".length");
-  if (p.length <= 0) r.fail(field + ".length", std::to_string(p.length) + " is not positive");
+  p.length = read_length(r, v, field, curve);
   if (const auto it = v.find("error"); it != v.end()) {
     p.error = r.string(*it, field + ".error");
     if (p.error.empty()) r.fail(field + ".error", "empty (a failed point needs a reason)");
@@ -94,12 +178,73 @@ CurvePoint point_from_json(const Reader& r, const json& v, const std::string& fi
   p.p_value = r.number(r.require(v, "p_value", field + ".p_value"), field + ".p_value");
   p.copy_accs = r.accuracies(r.require(v, "copy_accs", field + ".copy_accs"), field + ".copy_accs");
   p.lm_accs = r.accuracies(r.require(v, "lm_accs", field + ".lm_accs"), field + ".lm_accs");
-  if (p.lm_accs.size() != p.copy_accs.size()) {
-    r.fail(field + ".lm_accs", std::to_string(p.lm_accs.size()) + " values, but copy_accs has " +
-                                   std::to_string(p.copy_accs.size()));
+  check_same_size(r, p, field);
+  return p;
+}
+
+// One element of the reference tool's list (curve_from_reference_json).
+CurvePoint reference_point(const Reader& r, const json& v, const std::string& field, const Curve& curve) {
+  r.expect_object(v, field);
+  CurvePoint p;
+  p.length = read_length(r, v, field, curve);
+  p.copy_mean = r.accuracy(r.require(v, "copy_mean", field + ".copy_mean"), field + ".copy_mean");
+  p.lm_mean = r.accuracy(r.require(v, "lm_mean", field + ".lm_mean"), field + ".lm_mean");
+  if (const auto it = v.find("copy_std"); it != v.end()) p.copy_std = r.non_negative(*it, field + ".copy_std");
+  if (const auto it = v.find("lm_std"); it != v.end()) p.lm_std = r.non_negative(*it, field + ".lm_std");
+  if (const auto it = v.find("p_value"); it != v.end()) {
+    p.p_value = r.accuracy(*it, field + ".p_value");  // a probability: the same [0, 1] check
+  }
+  if (const auto it = v.find("normality"); it != v.end()) {  // reported by the tool, used by nobody
+    r.expect_object(*it, field + ".normality");
+    for (const char* key : {"normality", "variance_homogeneity"}) {
+      const auto b = it->find(key);
+      if (b != it->end() && !b->is_boolean()) {
+        r.fail(field + ".normality." + key, "expected true or false, got " + Reader::shown(*b));
+      }
+    }
+  }
+  const bool has_copy = v.contains("copy_accs"), has_lm = v.contains("lm_accs");
+  if (has_copy != has_lm) {
+    r.fail(field + (has_copy ? ".lm_accs" : ".copy_accs"),
+           std::string("missing, though ") + (has_copy ? "copy_accs" : "lm_accs") + " is present (give both or neither)");
+  }
+  if (has_copy) {
+    p.copy_accs = r.accuracies(v["copy_accs"], field + ".copy_accs");
+    p.lm_accs = r.accuracies(v["lm_accs"], field + ".lm_accs");
+    check_same_size(r, p, field);
+    // The statistics are recomputed from the lists; stored means that do not
+    // match them mean the file was edited or mixed up.
+    auto check_mean = [&](const char* name, double stored, const std::vector<double>& accs, const char* list) {
+      const double m = mean(accs);
+      if (std::abs(m - stored) <= 1e-6) return;
+      std::ostringstream what;
+      what.precision(9);
+      what << stored << " differs from the mean of " << list << ", " << m;
+      r.fail(field + "." + name, what.str());
+    };
+    check_mean("copy_mean", p.copy_mean, p.copy_accs, "copy_accs");
+    check_mean("lm_mean", p.lm_mean, p.lm_accs, "lm_accs");
   }
   return p;
 }
+
+std::string length_text(const MemoryLength& m) { return (m.censored ? "> " : "") + std::to_string(m.value); }
+
+// A stored memory length: {value, censored} when `key` is a non-negative
+// integer (and `key`_censored, when present, a boolean); nullopt when absent;
+// an explanation in `bad` when mistyped.
+std::optional<MemoryLength> stored_length(const json& doc, const std::string& key, std::string& bad) {
+  const auto it = doc.find(key);
+  if (it == doc.end()) return std::nullopt;
+  const auto flag = doc.find(key + "_censored");
+  if (!it->is_number_integer() || it->get<int64_t>() < 0 || (flag != doc.end() && !flag->is_boolean())) {
+    bad = key + " " + Reader::shown(*it) + " is not a length";
+    return std::nullopt;
+  }
+  return MemoryLength{it->get<int64_t>(), flag != doc.end() && flag->get<bool>()};
+}
+
+bool same(const MemoryLength& a, const MemoryLength& b) { return a.value == b.value && a.censored == b.censored; }
 
 }  // namespace
 
@@ -127,16 +272,17 @@ json curve_summary_json(const Curve& curve) {
           {"fine_length_censored", curve.fine.censored},
           {"coarse_length", curve.coarse.value},
           {"coarse_length_censored", curve.coarse.censored},
+          {"fine_length_prefix", curve.fine_prefix.value},
+          {"fine_length_prefix_censored", curve.fine_prefix.censored},
+          {"coarse_length_prefix", curve.coarse_prefix.value},
+          {"coarse_length_prefix_censored", curve.coarse_prefix.censored},
           {"complete", curve.complete},
           {"points", points_to_json(curve)}};
 }
 
 Curve curve_from_json(const json& doc, const std::string& source) {
-  const Reader r(source);
-  if (!doc.is_object()) {
-    throw lra::Error(lra::ErrorKind::usage,
-                     source + ": expected a JSON object, got " + Reader::shown(doc));
-  }
+  const Reader r(source, kOwnHint);
+  if (!doc.is_object()) r.fail("", "expected a JSON object, got " + Reader::shown(doc));
   const json& schema = r.require(doc, "schema", "schema");
   if (!schema.is_string() || schema.get<std::string>() != kForgettingSchema) {
     r.fail("schema", "expected \"" + std::string(kForgettingSchema) + "\", got " + Reader::shown(schema));
@@ -155,31 +301,91 @@ Curve curve_from_json(const json& doc, const std::string& source) {
   const json& points = r.require(doc, "points", "points");
   if (!points.is_array()) r.fail("points", "expected an array, got " + Reader::shown(points));
   for (std::size_t i = 0; i < points.size(); ++i) {
-    const std::string field = "points[" + std::to_string(i) + "]";
-    CurvePoint p = point_from_json(r, points[i], field);
-    if (!curve.points.empty() && p.length <= curve.points.back().length) {
-      r.fail(field + ".length", std::to_string(p.length) + " does not exceed the previous length " +
-                                    std::to_string(curve.points.back().length));
-    }
-    curve.points.push_back(std::move(p));
+    curve.points.push_back(point_from_json(r, points[i], "points[" + std::to_string(i) + "]", curve));
   }
   finalize(curve);
   return curve;
 }
 
-Curve load_curve_file(const std::filesystem::path& file) {
+Curve curve_from_reference_json(const json& doc, const std::string& source, const std::string& label) {
+  const Reader r(source, kReferenceHint);
+  if (!doc.is_array()) r.fail("", "expected a JSON list, got " + Reader::shown(doc));
+  if (doc.empty()) r.fail("", "the list is empty: no tested lengths");
+  Curve curve;
+  curve.label = label;
+  for (std::size_t i = 0; i < doc.size(); ++i) {
+    curve.points.push_back(reference_point(r, doc[i], "[" + std::to_string(i) + "]", curve));
+  }
+  finalize(curve);
+  return curve;
+}
+
+std::vector<std::string> stored_length_notes(const json& doc, const Curve& curve, const std::string& source) {
+  struct Field {
+    const char* key;
+    const MemoryLength& recomputed;
+  };
+  const Field fields[] = {{"fine_length", curve.fine},
+                          {"coarse_length", curve.coarse},
+                          {"fine_length_prefix", curve.fine_prefix},
+                          {"coarse_length_prefix", curve.coarse_prefix}};
+  std::string differences;
+  bool headline_differs = false;
+  for (const Field& f : fields) {
+    std::string bad;
+    const auto stored = stored_length(doc, f.key, bad);
+    std::string item;
+    if (!bad.empty()) {
+      item = bad + ", recomputed " + length_text(f.recomputed);
+    } else if (stored && !same(*stored, f.recomputed)) {
+      item = std::string(f.key) + " " + length_text(*stored) + ", recomputed " + length_text(f.recomputed);
+    } else {
+      continue;
+    }
+    headline_differs = headline_differs || std::string(f.key).find("prefix") == std::string::npos;
+    differences += (differences.empty() ? "" : "; ") + item;
+  }
+  if (differences.empty()) return {};
+  std::string note = source + ": the stored memory lengths differ from those its points give: " + differences;
+  // Written before the Table 3 rule: fine_length/coarse_length are the prefix rule's values.
+  std::string unused;
+  const auto fine = stored_length(doc, "fine_length", unused), coarse = stored_length(doc, "coarse_length", unused);
+  if (headline_differs && !doc.contains("fine_length_prefix") && fine && coarse &&
+      same(*fine, curve.fine_prefix) && same(*coarse, curve.coarse_prefix)) {
+    note += " (the stored values are the prefix rule's: the file was written before lrahost adopted Table 3's rule)";
+  }
+  return {note + "; the recomputed values are the ones shown"};
+}
+
+LoadedCurve load_curve_file(const std::filesystem::path& file) {
+  const std::string source = file.string();
+  errno = 0;
   std::ifstream in(file, std::ios::binary);
   if (!in) {
-    throw lra::Error(lra::ErrorKind::usage,
-                     "cannot read '" + file.string() + "': " + std::strerror(errno));
+    throw lra::Error(lra::ErrorKind::data,
+                     "cannot read '" + source + "': " + std::strerror(errno) + "; check the path (" + kEitherHint + ")");
   }
+  std::stringstream text;
+  text << in.rdbuf();
   json doc;
   try {
-    doc = json::parse(in);
+    doc = json::parse(quote_non_finite(text.str()));
   } catch (const json::parse_error& e) {
-    throw lra::Error(lra::ErrorKind::usage, file.string() + ": not valid JSON: " + e.what());
+    throw lra::Error(lra::ErrorKind::data, source + ": not valid JSON: " + e.what() + "; " + kEitherHint);
   }
-  return curve_from_json(doc, file.string());
+  LoadedCurve loaded;
+  if (doc.is_array()) {
+    loaded.format = "reference tool";
+    loaded.curve = curve_from_reference_json(doc, source, file.stem().string());
+  } else if (doc.is_object()) {
+    loaded.format = "forgetting.json";
+    loaded.curve = curve_from_json(doc, source);
+    loaded.notes = stored_length_notes(doc, loaded.curve, source);
+  } else {
+    throw lra::Error(lra::ErrorKind::data, source + ": expected a JSON list or object, got " + Reader::shown(doc) +
+                                               "; " + kEitherHint);
+  }
+  return loaded;
 }
 
 }  // namespace lra::host::forgetting

@@ -1,7 +1,9 @@
 // `lrahost forget` end to end: a real small LM trained on CPU produces a
-// valid curve; TorchScript models; --compare; every bad input has its exit
-// code, a message naming the problem, and no partial output.
+// valid curve; TorchScript models; --compare of our files and of the
+// reference tool's (the published Llama-3 curve); every bad input has its
+// exit code, a message naming the problem, and no partial output.
 #include <filesystem>
+#include <regex>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -14,6 +16,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+fs::path llama3() { return fs::path(LRA_SOURCE_DIR) / "tests/fixtures/forgetting/Meta-Llama-3-8B.json"; }
 
 // English-like text long enough for the smoke preset (which tests up to 256).
 std::string fixture_text(size_t bytes) {
@@ -51,6 +55,7 @@ Outcome* ForgetSmoke::outcome_ = nullptr;
 TEST_F(ForgetSmoke, TrainsAndWritesAValidCurve) {
   ASSERT_EQ(outcome_->code, 0) << outcome_->output;
   EXPECT_NE(outcome_->output.find("fine-grained memory length"), std::string::npos);
+  EXPECT_NE(outcome_->output.find("prefix rule"), std::string::npos) << outcome_->output;
   const auto run = dir_->path() / "run";
   const json j = read_json(run / "forgetting.json");
   EXPECT_EQ(j["schema"], "lrahost.forgetting/v1");
@@ -75,6 +80,20 @@ TEST_F(ForgetSmoke, TrainsAndWritesAValidCurve) {
   const auto max_len = j["configuration"]["max_length"].get<int64_t>();
   EXPECT_LE(j["fine_length"].get<int64_t>(), max_len);
   EXPECT_LE(j["coarse_length"].get<int64_t>(), max_len);
+  // Both rules are recorded; the prefix value is one that holds, so never above the headline.
+  for (const char* rule : {"fine_length", "coarse_length"}) {
+    const std::string prefix = std::string(rule) + "_prefix";
+    ASSERT_TRUE(j.contains(prefix)) << prefix;
+    ASSERT_TRUE(j[prefix + "_censored"].is_boolean()) << prefix;
+    EXPECT_LE(j[prefix].get<int64_t>(), j[rule].get<int64_t>()) << rule;
+  }
+  // The LM trained on the bytes with bos (256) before each document: one document here, so
+  // one more token than bytes in training; the held-out part is the document's tail (none).
+  const json& corpus = j["corpus"];
+  EXPECT_EQ(corpus["train_documents"], 1);
+  EXPECT_EQ(corpus["train_tokens"].get<int64_t>(), corpus["train_bytes"].get<int64_t>() + 1);
+  EXPECT_EQ(corpus["held_out_tokens"].get<int64_t>(), corpus["test_bytes"].get<int64_t>());
+  EXPECT_NE(corpus["tokenization"].get<std::string>().find("bos (256) before each document"), std::string::npos);
   EXPECT_EQ(j["corpus"]["name"], "corpus.txt");
   EXPECT_EQ(j["corpus"]["sha256"].get<std::string>().size(), 64u);
   EXPECT_GT(j["model"]["params"]["total"].get<int64_t>(), 0);
@@ -106,10 +125,21 @@ TEST_F(ForgetSmoke, CompareOverlaysCurvesAndRejectsBadFiles) {
   EXPECT_NE(ok.output.find("transformer"), std::string::npos);
   EXPECT_NE(read_text(dir_->path() / "cmp" / "compare.svg").find("</svg>"), std::string::npos);
 
+  // Our curve beside the reference tool's published one.
+  auto mixed = lrahost("forget --compare " + run.string() + " " + llama3().string() + " --out " +
+                       (dir_->path() / "mixed").string());
+  ASSERT_EQ(mixed.code, 0) << mixed.output;
+  EXPECT_TRUE(std::regex_search(mixed.output, std::regex(R"(\ntransformer +(> )?\d+ +(> )?\d+ +(> )?\d+ +(> )?\d+ +128 )")))
+      << mixed.output;
+  EXPECT_TRUE(std::regex_search(mixed.output, std::regex(R"(\nMeta-Llama-3-8B +4134 +> 9293 +0 +> 9293 +- )")))
+      << mixed.output;
+  EXPECT_EQ(mixed.output.find("note:"), std::string::npos) << mixed.output;  // a current file agrees with itself
+  EXPECT_NE(read_text(dir_->path() / "mixed" / "compare.svg").find(">Meta-Llama-3-8B copy<"), std::string::npos);
+
   write_text(dir_->path() / "bad.json", R"({"schema": "something/else", "points": []})");
   auto bad = lrahost("forget --compare " + (dir_->path() / "bad.json").string() + " --out " +
                      (dir_->path() / "cmp2").string());
-  EXPECT_EQ(bad.code, 2) << bad.output;
+  EXPECT_EQ(bad.code, 5) << bad.output;
   EXPECT_NE(bad.output.find("bad.json"), std::string::npos) << bad.output;
   EXPECT_NE(bad.output.find("schema"), std::string::npos) << bad.output;
   EXPECT_FALSE(fs::exists(dir_->path() / "cmp2" / "compare.svg"));
@@ -174,6 +204,80 @@ TEST(ForgetCli, BadInvocationsFailCleanlyWithTheirExitCodes) {
     EXPECT_EQ(o.code, c.code) << c.args << "\n" << o.output;
     EXPECT_NE(o.output.find(c.needle), std::string::npos) << c.args << "\n" << o.output;
     EXPECT_FALSE(fs::exists(d.path() / "out" / "forgetting.json")) << c.args;
+  }
+}
+
+// The reference tool's own published result file (tests/fixtures/forgetting/README.md):
+// Table 3's rule gives the paper's "4k" and "> 9k"; the prefix rule gives fine 0.
+TEST(ForgetCompare, ReadsThePublishedReferenceCurve) {
+  TempDir d;
+  auto o = lrahost("forget --compare " + llama3().string() + " --out " + (d.path() / "cmp").string());
+  ASSERT_EQ(o.code, 0) << o.output;
+  //                                              fine  coarse   fine (prefix)  coarse (prefix)  train len
+  EXPECT_TRUE(std::regex_search(o.output, std::regex(R"(\nMeta-Llama-3-8B +4134 +> 9293 +0 +> 9293 +- )"))) << o.output;
+  EXPECT_NE(o.output.find("(reference tool)"), std::string::npos) << o.output;
+  const std::string svg = read_text(d.path() / "cmp" / "compare.svg");
+  EXPECT_NE(svg.find("fine 4134, coarse &gt; 9293"), std::string::npos);
+}
+
+// docs/measured holds curves written before the Table 3 rule: their lengths are
+// recomputed from the points, and the stored (prefix-rule) values are pointed out.
+TEST(ForgetCompare, RecomputesTheMeasuredCurvesAndNotesTheirStoredValues) {
+  TempDir d;
+  const fs::path measured = fs::path(LRA_SOURCE_DIR) / "docs/measured";
+  auto o = lrahost("forget --compare " + (measured / "forgetting-transformer-h100.json").string() + " " +
+                   (measured / "forgetting-linear_transformer-h100.json").string() + " --out " +
+                   (d.path() / "cmp").string());
+  ASSERT_EQ(o.code, 0) << o.output;
+  EXPECT_TRUE(std::regex_search(o.output, std::regex(R"(\ntransformer +0 +1982 +0 +139 +1024 )"))) << o.output;
+  EXPECT_TRUE(std::regex_search(o.output, std::regex(R"(\nlinear_transformer +0 +797 +0 +0 +1024 )"))) << o.output;
+  EXPECT_NE(o.output.find("forgetting-transformer-h100.json: the stored memory lengths differ from those its points "
+                          "give: coarse_length 139, recomputed 1982"),
+            std::string::npos)
+      << o.output;
+  EXPECT_NE(o.output.find("the stored values are the prefix rule's"), std::string::npos) << o.output;
+}
+
+TEST(ForgetCompare, BadReferenceFilesExitWithCode5NamingFileElementAndField) {
+  TempDir d;
+  const std::string good = read_text(llama3());
+  const json list = json::parse(good);
+  auto edited = [&](auto edit) {
+    json doc = list;
+    edit(doc);
+    return doc.dump(1);
+  };
+  struct Case {
+    std::string name, text, needle;
+  } cases[] = {
+      {"not_json", "[{\"length\": 8,", "not valid JSON"},
+      {"scalar", "\"a curve\"", "expected a JSON list or object"},
+      {"empty", "[]", "the list is empty"},
+      {"missing_copy_mean", edited([](json& j) { j[3].erase("copy_mean"); }), "[3].copy_mean: missing"},
+      {"missing_length", edited([](json& j) { j[0].erase("length"); }), "[0].length: missing"},
+      {"string_length", edited([](json& j) { j[2]["length"] = "1039"; }), "[2].length: expected an integer"},
+      {"string_lm_mean", edited([](json& j) { j[4]["lm_mean"] = "0.5"; }), "[4].lm_mean: expected a number"},
+      {"descending", edited([](json& j) { j[6]["length"] = 100; }), "[6].length: 100 does not exceed"},
+      {"negative_acc", edited([](json& j) { j[1]["lm_accs"][2] = -0.5; }), "[1].lm_accs[2]: -0.5 is not in [0, 1]"},
+      {"acc_above_one", edited([](json& j) { j[1]["copy_mean"] = 1.5; }), "[1].copy_mean: 1.5 is not in [0, 1]"},
+      {"short_accs", edited([](json& j) { j[5]["lm_accs"].erase(1); }), "[5].lm_accs: 9 values"},
+      {"one_list", edited([](json& j) { j[5].erase("copy_accs"); }), "[5].copy_accs: missing, though lm_accs"},
+      {"element_not_object", edited([](json& j) { j[7] = json::array(); }), "[7]: expected an object"},
+      // Python's json.dump writes NaN: the file is then not JSON, but the field is named.
+      {"nan", std::regex_replace(good, std::regex("0\\.9923664331436157"), "NaN"),
+       "[1].copy_accs[7]: expected a number, got NaN"},
+  };
+  for (const auto& c : cases) {
+    const fs::path file = d.path() / (c.name + ".json");
+    write_text(file, c.text);
+    const fs::path out = d.path() / ("out_" + c.name);
+    // A good file first: nothing may be written when any file fails.
+    auto o = lrahost("forget --compare " + llama3().string() + " " + file.string() + " --out " + out.string());
+    EXPECT_EQ(o.code, 5) << c.name << "\n" << o.output;
+    EXPECT_NE(o.output.find(file.string() + ": "), std::string::npos) << c.name << "\n" << o.output;
+    EXPECT_NE(o.output.find(c.needle), std::string::npos) << c.name << "\n" << o.output;
+    EXPECT_NE(o.output.find("fix the file"), std::string::npos) << c.name << "\n" << o.output;
+    EXPECT_FALSE(fs::exists(out)) << c.name;
   }
 }
 

@@ -3,6 +3,7 @@
 // RealBrown reads the installed corpus, and skips without it.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -135,6 +136,9 @@ TEST_F(CorpusTest, TwentyTxtFilesPutIndices9And19InTest) {
     if (i != 9) train += "doc" + two_digits(i) + "\n";
   }
   EXPECT_EQ(text(c.train), train);
+  EXPECT_EQ(c.train_document_starts.size(), 18u);
+  for (std::size_t i = 0; i < c.train_document_starts.size(); ++i) EXPECT_EQ(c.train_document_starts[i], 6 * i);
+  EXPECT_EQ(c.test_document_starts, (std::vector<std::size_t>{0, 6}));
   EXPECT_EQ(c.sha256, lra::host::sha256_hex(train + "doc09\ndoc19\n"));
   EXPECT_NE(c.split_rule.find("i % 10 == 9"), std::string::npos) << c.split_rule;
 }
@@ -178,6 +182,86 @@ TEST_F(CorpusTest, SingleFileTestStartsOnALine) {
   EXPECT_EQ(text(c.train) + text(c.test), doc);  // raw bytes, nothing appended
   EXPECT_EQ(c.train_documents, 1);
   EXPECT_EQ(c.test_documents, 1);
+  // The one document starts in train; test is its tail, where no document starts.
+  EXPECT_EQ(c.train_document_starts, (std::vector<std::size_t>{0}));
+  EXPECT_TRUE(c.test_document_starts.empty());
+}
+
+// --- the LM's token streams ------------------------------------------------------
+
+constexpr int32_t kBos = 256;
+
+// The stream with every bos removed, as text; and where the bos ids were.
+std::pair<std::string, std::vector<std::size_t>> split_bos(const std::vector<int32_t>& ids) {
+  std::string bytes;
+  std::vector<std::size_t> at;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] == kBos) {
+      at.push_back(i);
+    } else {
+      EXPECT_GE(ids[i], 0);
+      EXPECT_LT(ids[i], 256);
+      bytes += static_cast<char>(ids[i]);
+    }
+  }
+  return {bytes, at};
+}
+
+TEST_F(CorpusTest, TrainingStreamHasBosBeforeEachDocument) {
+  for (int i = 0; i < 20; ++i) spit(dir_ / "txt" / ("d" + two_digits(i) + ".txt"), "doc number " + two_digits(i));
+  const Corpus c = load_text_corpus(dir_ / "txt", 1);
+  const std::vector<int32_t> train = document_stream(c.train, c.train_document_starts, kBos);
+  ASSERT_EQ(train.size(), c.train.size() + 18);
+  const auto [bytes, at] = split_bos(train);
+  EXPECT_EQ(bytes, text(c.train));  // nothing but the separators added
+  ASSERT_EQ(at.size(), 18u);
+  // Document k (of train's 18: indices 0-8, 10-18) is "doc number NN\n", 14 bytes, after k + 1 bos ids.
+  for (std::size_t k = 0; k < at.size(); ++k) {
+    EXPECT_EQ(at[k], k * 15);
+    const int doc = static_cast<int>(k < 9 ? k : k + 1);
+    const std::string expected = "doc number " + two_digits(doc);
+    for (std::size_t j = 0; j < expected.size(); ++j) EXPECT_EQ(train[at[k] + 1 + j], expected[j]) << k;
+  }
+  // Training windows are (seq_len + 1)-token slices at stride seq_len: with seq_len 15 every
+  // window opens with a bos, as a document begins, and holds no other bos.
+  for (std::size_t w = 0; (w + 1) * 15 < train.size(); ++w) {
+    EXPECT_EQ(train[w * 15], kBos) << w;
+    EXPECT_EQ(std::count(train.begin() + static_cast<long>(w * 15) + 1, train.begin() + static_cast<long>(w * 15) + 15,
+                         kBos), 0) << w;
+  }
+
+  const auto [test_bytes, test_at] = split_bos(document_stream(c.test, c.test_document_starts, kBos));
+  EXPECT_EQ(test_bytes, "doc number 09\ndoc number 19\n");
+  EXPECT_EQ(test_at, (std::vector<std::size_t>{0, 15}));
+}
+
+TEST_F(CorpusTest, OneDocumentStreamHasOneBosAtItsStart) {
+  std::string doc;
+  for (int i = 0; i < 30; ++i) doc += "line " + two_digits(i) + "\n";
+  spit(dir_ / "book.txt", doc);
+  const Corpus c = load_text_corpus(dir_ / "book.txt", 1);
+  const auto train = document_stream(c.train, c.train_document_starts, kBos);
+  EXPECT_EQ(train.front(), kBos);
+  EXPECT_EQ(split_bos(train).second, (std::vector<std::size_t>{0}));
+  EXPECT_EQ(split_bos(train).first, text(c.train));
+  const auto test = document_stream(c.test, c.test_document_starts, kBos);
+  EXPECT_TRUE(split_bos(test).second.empty());  // the tail of the document: no start in it
+  EXPECT_EQ(split_bos(test).first, text(c.test));
+}
+
+TEST(DocumentStream, BadStartsAreAnInternalError) {
+  const std::vector<uint8_t> bytes = {'a', 'b', 'c'};
+  EXPECT_EQ(document_stream(bytes, {}, kBos), (std::vector<int32_t>{'a', 'b', 'c'}));
+  EXPECT_EQ(document_stream(bytes, {0, 2}, 7), (std::vector<int32_t>{7, 'a', 'b', 7, 'c'}));
+  const std::vector<std::vector<std::size_t>> bads = {{3}, {2, 1}, {1, 1}};  // past the end, descending, repeated
+  for (const auto& bad : bads) {
+    try {
+      document_stream(bytes, bad, kBos);
+      ADD_FAILURE() << "no error for starts " << bad.front();
+    } catch (const lra::Error& e) {
+      EXPECT_EQ(e.kind(), lra::ErrorKind::internal) << e.what();
+    }
+  }
 }
 
 TEST_F(CorpusTest, SingleFileWithoutNewlineCutsExactly) {

@@ -203,8 +203,12 @@ TEST(ForgettingMeasure, AFailedLengthIsRecordedAndTheSweepGoesOn) {
   EXPECT_EQ(curve.points[2].error, "CUDA out of memory. Tried to allocate 2 GiB");  // first line only
   EXPECT_TRUE(curve.points[3].ok());
   EXPECT_TRUE(curve.points[4].ok());
-  EXPECT_EQ(curve.fine.value, 22);  // the scan stops at the failed length
-  EXPECT_FALSE(curve.fine.censored);
+  // The failed length never holds: the headline takes the longest length that does (64, the
+  // last tested, so "> 64"); the prefix rule stops at the failure.
+  EXPECT_EQ(curve.fine.value, 64);
+  EXPECT_TRUE(curve.fine.censored);
+  EXPECT_EQ(curve.fine_prefix.value, 22);
+  EXPECT_FALSE(curve.fine_prefix.censored);
 }
 
 TEST(ForgettingMeasure, OutOfMemoryWithSeveralSamplesRetriesWithFewer) {

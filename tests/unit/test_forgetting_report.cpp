@@ -84,6 +84,18 @@ std::string error_of(Fn&& fn, lra::ErrorKind expected_kind) {
   return "";
 }
 
+// The message without its closing advice ("; what to do"), which every
+// reading error carries: checked here, so tests can compare the rest exactly.
+std::string without_hint(const std::string& message) {
+  for (const char* hint : {"; lrahost forget writes this file", "; the reference tool's result file is",
+                           "; --compare reads"}) {
+    const auto at = message.find(hint);
+    if (at != std::string::npos) return message.substr(0, at);
+  }
+  ADD_FAILURE() << "no advice in: " << message;
+  return message;
+}
+
 json document(const Curve& c) {
   json doc = curve_summary_json(c);
   doc["schema"] = kForgettingSchema;
@@ -246,27 +258,51 @@ TEST(ForgettingStats, SummarizeRejectsMalformedPoints) {
 
 // --- memory lengths -----------------------------------------------------------
 
-TEST(ForgettingMemoryLength, FailsAtFirstLength) {
+::testing::AssertionResult is(const MemoryLength& m, int64_t value, bool censored) {
+  if (m.value == value && m.censored == censored) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "got {" << m.value << ", " << (m.censored ? "censored" : "not censored")
+                                       << "}, expected {" << value << ", " << (censored ? "censored" : "not censored")
+                                       << "}";
+}
+
+TEST(ForgettingMemoryLength, EarlyLengthsFailLaterPassHeadlineIsTheLargestThatHolds) {
+  // Misses at 8 and 16 (the paper: "except for very short sequences"), holds from 32 to 96, fails at 128.
+  const std::vector<CurvePoint> pts = {point(8, 0.95, 0.2),  point(16, 0.98, 0.3),  point(32, 1.0, 0.5),
+                                       point(64, 0.995, 0.5), point(96, 0.999, 0.5), point(128, 0.8, 0.795)};
+  EXPECT_TRUE(is(fine_length(pts), 96, false));
+  EXPECT_TRUE(is(fine_length_prefix(pts), 0, false));  // fails at the first length
+  // copy - LM: 0.75, 0.68, 0.5, 0.495, 0.499, 0.005.
+  EXPECT_TRUE(is(coarse_length(pts), 96, false));
+  EXPECT_TRUE(is(coarse_length_prefix(pts), 96, false));
+}
+
+TEST(ForgettingMemoryLength, FailsAtFirstLengthOnly) {
   const std::vector<CurvePoint> pts = {point(8, 0.975, 0.5), point(16, 1.0, 0.5), point(32, 1.0, 0.5)};
-  EXPECT_EQ(fine_length(pts).value, 0);
-  EXPECT_FALSE(fine_length(pts).censored);
-  EXPECT_EQ(coarse_length(pts).value, 32);
-  EXPECT_TRUE(coarse_length(pts).censored);
+  EXPECT_TRUE(is(fine_length(pts), 32, true));
+  EXPECT_TRUE(is(fine_length_prefix(pts), 0, false));
+  EXPECT_TRUE(is(coarse_length(pts), 32, true));
+  EXPECT_TRUE(is(coarse_length_prefix(pts), 32, true));
 }
 
 TEST(ForgettingMemoryLength, HoldsEverywhereIsCensored) {
   const std::vector<CurvePoint> pts = {point(100, 1.0, 0.4), point(200, 0.995, 0.4), point(300, 0.999, 0.4)};
-  const MemoryLength fine = fine_length(pts);
-  EXPECT_EQ(fine.value, 300);
-  EXPECT_TRUE(fine.censored);
+  EXPECT_TRUE(is(fine_length(pts), 300, true));
+  EXPECT_TRUE(is(fine_length_prefix(pts), 300, true));
 }
 
-TEST(ForgettingMemoryLength, DipInTheMiddleStopsTheScan) {
-  // The condition holds again at 400, but the rule needs it at every shorter length.
+TEST(ForgettingMemoryLength, HoldsAtTheLastLengthAfterADipIsCensoredOnlyByTheHeadline) {
   const std::vector<CurvePoint> pts = {point(100, 1.0, 0.4), point(200, 1.0, 0.4), point(300, 0.98, 0.4),
                                        point(400, 1.0, 0.4)};
-  EXPECT_EQ(fine_length(pts).value, 200);
-  EXPECT_FALSE(fine_length(pts).censored);
+  EXPECT_TRUE(is(fine_length(pts), 400, true));
+  EXPECT_TRUE(is(fine_length_prefix(pts), 200, false));  // needs every shorter length too
+}
+
+TEST(ForgettingMemoryLength, NeverHolds) {
+  const std::vector<CurvePoint> pts = {point(8, 0.5, 0.5), point(16, 0.6, 0.595)};
+  EXPECT_TRUE(is(fine_length(pts), 0, false));
+  EXPECT_TRUE(is(coarse_length(pts), 0, false));
+  EXPECT_TRUE(is(fine_length_prefix(pts), 0, false));
+  EXPECT_TRUE(is(coarse_length_prefix(pts), 0, false));
 }
 
 TEST(ForgettingMemoryLength, ThresholdsAreStrict) {
@@ -274,24 +310,33 @@ TEST(ForgettingMemoryLength, ThresholdsAreStrict) {
   EXPECT_EQ(coarse_length({point(10, 0.5, 0.495)}).value, 0);         // 0.5 points apart
   EXPECT_EQ(coarse_length({point(10, 0.5, 0.48)}).value, 10);         // 2 points apart
   EXPECT_EQ(coarse_length({point(10, 0.3, 0.45)}).value, 0);          // LM above copy
+  EXPECT_EQ(fine_length_prefix({point(10, 0.99, 0.0)}).value, 0);
+  EXPECT_EQ(coarse_length_prefix({point(10, 0.5, 0.495)}).value, 0);
 }
 
-TEST(ForgettingMemoryLength, ErrorPointStopsTheScanAndIsNotCensored) {
-  const std::vector<CurvePoint> pts = {point(100, 1.0, 0.4), point(200, 1.0, 0.4), failed_point(300)};
-  EXPECT_EQ(fine_length(pts).value, 200);
-  EXPECT_FALSE(fine_length(pts).censored);
-  EXPECT_EQ(coarse_length(pts).value, 200);
-  EXPECT_FALSE(coarse_length(pts).censored);
-  // A failure in the middle also ends it, though later points are fine.
+TEST(ForgettingMemoryLength, AFailedPointNeverHoldsAndAFailedLastPointNeverCensors) {
+  // Holds everywhere measured, but the last length failed: not "> 200", and not "> 300".
+  const std::vector<CurvePoint> last = {point(100, 1.0, 0.4), point(200, 1.0, 0.4), failed_point(300)};
+  for (auto rule : {fine_length, coarse_length, fine_length_prefix, coarse_length_prefix}) {
+    EXPECT_TRUE(is(rule(last), 200, false));
+  }
+  // A failure in the middle: the headline takes the later lengths that hold (and 300 is
+  // the longest tested length, so "> 300"); the prefix rule stops at the failure.
   const std::vector<CurvePoint> mid = {point(100, 1.0, 0.4), failed_point(200), point(300, 1.0, 0.4)};
-  EXPECT_EQ(fine_length(mid).value, 100);
-  EXPECT_FALSE(fine_length(mid).censored);
-  EXPECT_EQ(fine_length({failed_point(100)}).value, 0);
+  EXPECT_TRUE(is(fine_length(mid), 300, true));
+  EXPECT_TRUE(is(fine_length_prefix(mid), 100, false));
+  // Only the failed point would have been the longest that holds: it does not count.
+  const std::vector<CurvePoint> tail = {point(100, 1.0, 0.4), point(200, 0.5, 0.5), failed_point(300)};
+  EXPECT_TRUE(is(fine_length(tail), 100, false));
+  EXPECT_TRUE(is(coarse_length(tail), 100, false));
+  EXPECT_TRUE(is(fine_length({failed_point(100)}), 0, false));
+  EXPECT_TRUE(is(fine_length_prefix({failed_point(100)}), 0, false));
 }
 
 TEST(ForgettingMemoryLength, NoPoints) {
-  EXPECT_EQ(fine_length({}).value, 0);
-  EXPECT_FALSE(fine_length({}).censored);
+  for (auto rule : {fine_length, coarse_length, fine_length_prefix, coarse_length_prefix}) {
+    EXPECT_TRUE(is(rule({}), 0, false));
+  }
 }
 
 TEST(ForgettingMemoryLength, FinalizeSummarizesAndSetsEverything) {
@@ -306,14 +351,27 @@ TEST(ForgettingMemoryLength, FinalizeSummarizesAndSetsEverything) {
   EXPECT_DOUBLE_EQ(c.points[0].copy_mean, 1.0);
   EXPECT_DOUBLE_EQ(c.points[0].lm_mean, 0.6);
   EXPECT_FALSE(c.complete);
-  EXPECT_EQ(c.fine.value, 10);
-  EXPECT_FALSE(c.fine.censored);
-  EXPECT_EQ(c.coarse.value, 10);
+  EXPECT_TRUE(is(c.fine, 10, false));
+  EXPECT_TRUE(is(c.coarse, 10, false));
+  EXPECT_TRUE(is(c.fine_prefix, 10, false));
+  EXPECT_TRUE(is(c.coarse_prefix, 10, false));
 
   c.points.pop_back();
   finalize(c);
   EXPECT_TRUE(c.complete);
   EXPECT_TRUE(c.fine.censored);
+  EXPECT_TRUE(c.fine_prefix.censored);
+
+  // A point with means but no accuracy lists (a reference-tool file may hold such) keeps its means.
+  CurvePoint means_only;
+  means_only.length = 30;
+  means_only.copy_mean = 0.5;
+  means_only.lm_mean = 0.2;
+  c.points.push_back(means_only);
+  finalize(c);
+  EXPECT_DOUBLE_EQ(c.points[1].copy_mean, 0.5);
+  EXPECT_TRUE(is(c.fine, 10, false));
+  EXPECT_TRUE(is(c.coarse, 30, true));
 
   c.points = {point(20, 1, 0), point(10, 1, 0)};
   const std::string msg = error_of([&] { finalize(c); }, lra::ErrorKind::data);
@@ -339,6 +397,10 @@ TEST(ForgettingJson, PointsAndSummaryFields) {
   EXPECT_EQ(summary["fine_length_censored"], false);
   EXPECT_EQ(summary["coarse_length"], 2048);
   EXPECT_EQ(summary["coarse_length_censored"], false);
+  EXPECT_EQ(summary["fine_length_prefix"], 512);
+  EXPECT_EQ(summary["fine_length_prefix_censored"], false);
+  EXPECT_EQ(summary["coarse_length_prefix"], 2048);
+  EXPECT_EQ(summary["coarse_length_prefix_censored"], false);
   EXPECT_EQ(summary["complete"], false);
   EXPECT_EQ(summary["points"], pts);
 }
@@ -355,6 +417,8 @@ TEST(ForgettingJson, RoundTripThroughText) {
   EXPECT_EQ(back.fine.censored, c.fine.censored);
   EXPECT_EQ(back.coarse.value, c.coarse.value);
   EXPECT_EQ(back.coarse.censored, c.coarse.censored);
+  EXPECT_TRUE(is(back.fine_prefix, c.fine_prefix.value, c.fine_prefix.censored));
+  EXPECT_TRUE(is(back.coarse_prefix, c.coarse_prefix.value, c.coarse_prefix.censored));
   ASSERT_EQ(back.points.size(), c.points.size());
   for (std::size_t i = 0; i < c.points.size(); ++i) {
     const CurvePoint &x = c.points[i], &y = back.points[i];
@@ -385,7 +449,7 @@ TEST(ForgettingJson, ErrorsNameSourceFieldAndValue) {
   auto message = [&](auto edit) {
     json doc = good;
     edit(doc);
-    return error_of([&] { curve_from_json(doc, "a.json"); }, lra::ErrorKind::usage);
+    return without_hint(error_of([&] { curve_from_json(doc, "a.json"); }, lra::ErrorKind::data));
   };
   EXPECT_EQ(message([](json& d) { d["points"][3].erase("copy_mean"); }),
             "a.json: points[3].copy_mean: missing");
@@ -400,15 +464,51 @@ TEST(ForgettingJson, ErrorsNameSourceFieldAndValue) {
   EXPECT_EQ(message([](json& d) { d["points"][0]["copy_accs"][2] = 1.5; }),
             "a.json: points[0].copy_accs[2]: 1.5 is not in [0, 1]");
   EXPECT_EQ(message([](json& d) { d["points"][2]["length"] = 100; }),
-            "a.json: points[2].length: 100 does not exceed the previous length 512");
+            "a.json: points[2].length: 100 does not exceed the previous length 512 (lengths must ascend)");
   EXPECT_EQ(message([](json& d) { d["points"][0].erase("length"); }), "a.json: points[0].length: missing");
   EXPECT_EQ(message([](json& d) { d["points"][1]["lm_accs"] = {0.5}; }),
             "a.json: points[1].lm_accs: 1 values, but copy_accs has 3");
   EXPECT_EQ(message([](json& d) { d["configuration"]["train_length"] = "1k"; }),
             "a.json: configuration.train_length: expected an integer, got \"1k\"");
   EXPECT_EQ(message([](json& d) { d.erase("label"); }), "a.json: label: missing");
-  EXPECT_EQ(error_of([] { curve_from_json(json::array(), "a.json"); }, lra::ErrorKind::usage),
+  EXPECT_EQ(without_hint(error_of([] { curve_from_json(json::array(), "a.json"); }, lra::ErrorKind::data)),
             "a.json: expected a JSON object, got []");
+}
+
+TEST(ForgettingJson, StoredLengthsThatDifferFromTheRecomputedOnesAreNoted) {
+  const Curve c = typical_curve();
+  const json doc = document(c);
+  EXPECT_TRUE(stored_length_notes(doc, c, "a.json").empty());
+
+  json edited = doc;
+  edited["fine_length"] = 999;
+  edited["coarse_length_prefix_censored"] = true;
+  auto notes = stored_length_notes(edited, c, "a.json");
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("a.json: "), std::string::npos) << notes[0];
+  EXPECT_NE(notes[0].find("fine_length 999, recomputed 512"), std::string::npos) << notes[0];
+  EXPECT_NE(notes[0].find("coarse_length_prefix > 2048, recomputed 2048"), std::string::npos) << notes[0];
+  EXPECT_EQ(notes[0].find("prefix rule's"), std::string::npos) << notes[0];
+
+  edited = doc;
+  edited["fine_length"] = "lots";
+  notes = stored_length_notes(edited, c, "a.json");
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("fine_length \"lots\" is not a length, recomputed 512"), std::string::npos) << notes[0];
+
+  // A file from before the Table 3 rule: no *_prefix fields, headline fields hold the prefix values.
+  const Curve late = finalized({point(8, 0.95, 0.5), point(16, 1.0, 0.5), point(32, 0.5, 0.5)});
+  json old = document(late);
+  for (const char* key : {"fine_length_prefix", "fine_length_prefix_censored", "coarse_length_prefix",
+                          "coarse_length_prefix_censored"}) {
+    old.erase(key);
+  }
+  old["fine_length"] = 0;
+  old["fine_length_censored"] = false;
+  notes = stored_length_notes(old, late, "old.json");
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("fine_length 0, recomputed 16"), std::string::npos) << notes[0];
+  EXPECT_NE(notes[0].find("the stored values are the prefix rule's"), std::string::npos) << notes[0];
 }
 
 TEST(ForgettingJson, LoadCurveFile) {
@@ -416,17 +516,138 @@ TEST(ForgettingJson, LoadCurveFile) {
   {
     std::ofstream(file) << document(typical_curve()).dump();
   }
-  EXPECT_EQ(load_curve_file(file).coarse.value, 2048);
+  const LoadedCurve loaded = load_curve_file(file);
+  EXPECT_EQ(loaded.format, "forgetting.json");
+  EXPECT_EQ(loaded.curve.label, "model");  // the document's label, not the file name
+  EXPECT_EQ(loaded.curve.coarse.value, 2048);
+  EXPECT_TRUE(loaded.notes.empty());
 
   {
     std::ofstream(file) << "{\"schema\": ";
   }
-  const std::string bad = error_of([&] { load_curve_file(file); }, lra::ErrorKind::usage);
+  const std::string bad = error_of([&] { load_curve_file(file); }, lra::ErrorKind::data);
   EXPECT_NE(bad.find(file.string() + ": not valid JSON"), std::string::npos) << bad;
+  {
+    std::ofstream(file) << "42";
+  }
+  EXPECT_EQ(without_hint(error_of([&] { load_curve_file(file); }, lra::ErrorKind::data)),
+            file.string() + ": expected a JSON list or object, got 42");
   fs::remove(file);
 
-  const std::string missing = error_of([&] { load_curve_file(file); }, lra::ErrorKind::usage);
+  const std::string missing = error_of([&] { load_curve_file(file); }, lra::ErrorKind::data);
   EXPECT_NE(missing.find(file.string()), std::string::npos) << missing;
+}
+
+// --- the reference tool's result file -------------------------------------------
+
+const fs::path kLlama3 = fs::path(LRA_SOURCE_DIR) / "tests/fixtures/forgetting/Meta-Llama-3-8B.json";
+
+TEST(ForgettingReference, PublishedLlama3CurveGivesTable3Lengths) {
+  const LoadedCurve loaded = load_curve_file(kLlama3);
+  const Curve& c = loaded.curve;
+  EXPECT_EQ(loaded.format, "reference tool");
+  EXPECT_EQ(c.label, "Meta-Llama-3-8B");  // the file name's stem
+  EXPECT_EQ(c.train_length, 0);
+  EXPECT_TRUE(c.complete);
+  ASSERT_EQ(c.points.size(), 19u);
+  EXPECT_EQ(c.points.front().length, 8);
+  EXPECT_EQ(c.points.back().length, 9293);
+  // Reference sheet §10 and the paper's Table 3 ("4k", "> 9k").
+  EXPECT_TRUE(is(c.fine, 4134, false));
+  EXPECT_TRUE(is(c.coarse, 9293, true));
+  // The prefix rule misses at L = 8 (copy accuracy 0.95): fine 0, which Table 3 contradicts.
+  EXPECT_TRUE(is(c.fine_prefix, 0, false));
+  EXPECT_TRUE(is(c.coarse_prefix, 9293, true));
+  EXPECT_TRUE(loaded.notes.empty());
+
+  // Our statistics, recomputed from the accuracy lists, reproduce the tool's numpy/scipy values.
+  const json doc = json::parse(std::ifstream(kLlama3));
+  for (std::size_t i = 0; i < c.points.size(); ++i) {
+    const CurvePoint& p = c.points[i];
+    EXPECT_NEAR(p.copy_mean, doc[i]["copy_mean"].get<double>(), 1e-12) << p.length;
+    EXPECT_NEAR(p.lm_std, doc[i]["lm_std"].get<double>(), 1e-12) << p.length;
+    const double tool_p = doc[i]["p_value"].get<double>();
+    EXPECT_NEAR(p.p_value, tool_p, 1e-6 * tool_p) << p.length;
+  }
+}
+
+TEST(ForgettingReference, OnlyLengthAndTheMeansAreRequired) {
+  const json doc = json::parse(R"([{"length": 8, "copy_mean": 1.0, "lm_mean": 0.2, "title": "extra"},
+                                   {"length": 16, "copy_mean": 0.5, "lm_mean": 0.25, "copy_std": 0.1}])");
+  const Curve c = curve_from_reference_json(doc, "r.json", "r");
+  ASSERT_EQ(c.points.size(), 2u);
+  EXPECT_DOUBLE_EQ(c.points[1].copy_mean, 0.5);
+  EXPECT_DOUBLE_EQ(c.points[1].copy_std, 0.1);
+  EXPECT_DOUBLE_EQ(c.points[1].lm_std, 0.0);
+  EXPECT_DOUBLE_EQ(c.points[1].p_value, 1.0);
+  EXPECT_TRUE(is(c.fine, 8, false));
+  EXPECT_TRUE(is(c.coarse, 16, true));
+}
+
+TEST(ForgettingReference, ErrorsNameFileElementAndField) {
+  const json good = json::parse(std::ifstream(kLlama3));
+  auto message = [&](auto edit) {
+    json doc = good;
+    edit(doc);
+    const std::string m = error_of([&] { curve_from_reference_json(doc, "ref.json", "ref"); }, lra::ErrorKind::data);
+    EXPECT_NE(m.find("; the reference tool's result file is a JSON list"), std::string::npos) << m;
+    return without_hint(m);
+  };
+  EXPECT_EQ(message([](json& d) { d = json::array(); }), "ref.json: the list is empty: no tested lengths");
+  EXPECT_EQ(message([](json& d) { d = json::object(); }), "ref.json: expected a JSON list, got {}");
+  EXPECT_EQ(message([](json& d) { d[4] = 3; }), "ref.json: [4]: expected an object, got 3");
+  EXPECT_EQ(message([](json& d) { d[2].erase("copy_mean"); }), "ref.json: [2].copy_mean: missing");
+  EXPECT_EQ(message([](json& d) { d[2].erase("lm_mean"); }), "ref.json: [2].lm_mean: missing");
+  EXPECT_EQ(message([](json& d) { d[0].erase("length"); }), "ref.json: [0].length: missing");
+  EXPECT_EQ(message([](json& d) { d[0]["length"] = "8"; }), "ref.json: [0].length: expected an integer, got \"8\"");
+  EXPECT_EQ(message([](json& d) { d[0]["length"] = 8.5; }), "ref.json: [0].length: expected an integer, got 8.5");
+  EXPECT_EQ(message([](json& d) { d[0]["length"] = 0; }), "ref.json: [0].length: 0 is not positive");
+  EXPECT_EQ(message([](json& d) { d[5]["length"] = 1039; }),
+            "ref.json: [5].length: 1039 does not exceed the previous length 2071 (lengths must ascend)");
+  EXPECT_EQ(message([](json& d) { d[1]["copy_mean"] = 1.2; }), "ref.json: [1].copy_mean: 1.2 is not in [0, 1]");
+  EXPECT_EQ(message([](json& d) { d[1]["lm_mean"] = -0.1; }), "ref.json: [1].lm_mean: -0.1 is not in [0, 1]");
+  EXPECT_EQ(message([](json& d) { d[1]["lm_mean"] = nullptr; }),
+            "ref.json: [1].lm_mean: expected a number, got null");
+  EXPECT_EQ(message([](json& d) { d[3]["copy_accs"][7] = -0.25; }),
+            "ref.json: [3].copy_accs[7]: -0.25 is not in [0, 1]");
+  EXPECT_EQ(message([](json& d) { d[3]["lm_accs"] = json::array(); }),
+            "ref.json: [3].lm_accs: expected a non-empty array of accuracies, got []");
+  EXPECT_EQ(message([](json& d) { d[3]["lm_accs"].erase(0); }), "ref.json: [3].lm_accs: 9 values, but copy_accs has 10");
+  EXPECT_EQ(message([](json& d) { d[6].erase("lm_accs"); }),
+            "ref.json: [6].lm_accs: missing, though copy_accs is present (give both or neither)");
+  EXPECT_EQ(message([](json& d) { d[6].erase("copy_accs"); }),
+            "ref.json: [6].copy_accs: missing, though lm_accs is present (give both or neither)");
+  EXPECT_EQ(message([](json& d) { d[0]["copy_mean"] = 0.9; }),
+            "ref.json: [0].copy_mean: 0.9 differs from the mean of copy_accs, 0.95");
+  EXPECT_EQ(message([](json& d) { d[7]["lm_std"] = -1; }), "ref.json: [7].lm_std: -1 is negative");
+  EXPECT_EQ(message([](json& d) { d[7]["p_value"] = 2; }), "ref.json: [7].p_value: 2 is not in [0, 1]");
+  EXPECT_EQ(message([](json& d) { d[7]["normality"] = true; }), "ref.json: [7].normality: expected an object, got true");
+  EXPECT_EQ(message([](json& d) { d[7]["normality"]["variance_homogeneity"] = "no"; }),
+            "ref.json: [7].normality.variance_homogeneity: expected true or false, got \"no\"");
+}
+
+TEST(ForgettingReference, PythonsNaNAndInfinityAreNamedAtTheirField) {
+  const fs::path file = temp_file("nan.json");
+  auto load_error = [&](const std::string& text) {
+    {
+      std::ofstream(file) << text;
+    }
+    return without_hint(error_of([&] { load_curve_file(file); }, lra::ErrorKind::data));
+  };
+  const std::string ok = R"({"length": 8, "copy_mean": 1.0, "lm_mean": 0.5, "note": "NaN \"Infinity\" -Infinity"})";
+  EXPECT_EQ(load_error("[" + ok + R"(, {"length": 16, "copy_mean": 0.5, "lm_mean": 0.5,
+                       "copy_accs": [NaN, 0.5], "lm_accs": [0.5, 0.5]}])"),
+            file.string() + ": [1].copy_accs[0]: expected a number, got NaN (Python's json writes it; JSON has none)");
+  EXPECT_EQ(load_error("[" + ok + R"(, {"length": 16, "copy_mean": 0.5, "lm_mean": -Infinity}])"),
+            file.string() + ": [1].lm_mean: expected a number, got -Infinity (Python's json writes it; JSON has none)");
+  EXPECT_EQ(load_error(R"([{"length": 8, "copy_mean": Infinity, "lm_mean": 0.5}])"),
+            file.string() + ": [0].copy_mean: expected a number, got Infinity (Python's json writes it; JSON has none)");
+  // The same words inside strings are text, not numbers.
+  {
+    std::ofstream(file) << "[" + ok + "]";
+  }
+  EXPECT_TRUE(is(load_curve_file(file).curve.fine, 8, true));
+  fs::remove(file);
 }
 
 // --- SVG ----------------------------------------------------------------------
@@ -444,6 +665,8 @@ TEST(ForgettingSvg, TypicalCurve) {
   EXPECT_NE(svg.find(">Forgetting curve</text>"), std::string::npos);
   EXPECT_NE(svg.find("fine-grained: 512<"), std::string::npos);
   EXPECT_NE(svg.find("coarse-grained: 2048<"), std::string::npos);
+  EXPECT_NE(svg.find(">prefix rule: fine 512<"), std::string::npos);
+  EXPECT_NE(svg.find(">prefix rule: coarse 2048<"), std::string::npos);
   EXPECT_EQ(count(svg, "class=\"region-fine\""), 1u);
   EXPECT_EQ(count(svg, "class=\"region-coarse\""), 1u);
   EXPECT_EQ(count(svg, "class=\"region-amnesia\""), 1u);
@@ -493,6 +716,32 @@ TEST(ForgettingSvg, FailedPointsAndCensoredLengths) {
       forgetting_svg(finalized({point(64, 1.0, 0.3), point(128, 1.0, 0.3)}), {});
   EXPECT_NE(censored.find("fine-grained: &gt; 128<"), std::string::npos);
   EXPECT_NE(censored.find("coarse-grained: &gt; 128<"), std::string::npos);
+  EXPECT_NE(censored.find("prefix rule: fine &gt; 128<"), std::string::npos);
+}
+
+TEST(ForgettingSvg, PhasesStopAtTheFirstFailureThoughTheHeadlineGoesBeyond) {
+  // Fine holds at 64, 128 and 512 (so headline "> 512"), 256 failed: shade only 64 ... 128.
+  const Curve c = finalized({point(64, 1.0, 0.3), point(128, 1.0, 0.3), failed_point(256), point(512, 1.0, 0.3)});
+  ASSERT_TRUE(is(c.fine, 512, true));
+  const std::string svg = forgetting_svg(c, {"", false, 1000, 500});
+  EXPECT_TRUE(well_formed(svg));
+  EXPECT_NE(svg.find("fine-grained: &gt; 512<"), std::string::npos);
+  EXPECT_NE(svg.find("prefix rule: fine 128<"), std::string::npos);
+  EXPECT_EQ(count(svg, "class=\"region-coarse\""), 0u);
+  EXPECT_EQ(count(svg, "class=\"region-amnesia\""), 0u);
+  // The fine region ends at the x of 128, left of the marker at 512.
+  auto number_after = [&](std::size_t from, const std::string& attr) {
+    const auto at = svg.find(attr + "=\"", from) + attr.size() + 2;
+    return std::stod(svg.substr(at, svg.find('"', at) - at));
+  };
+  const auto region = svg.find("class=\"region-fine\"");
+  ASSERT_NE(region, std::string::npos);
+  const double region_end = number_after(region, "x") + number_after(region, "width");
+  double rightmost_marker = 0;
+  for (auto at = svg.find("<circle"); at != std::string::npos; at = svg.find("<circle", at + 1)) {
+    rightmost_marker = std::max(rightmost_marker, number_after(at, "cx"));
+  }
+  EXPECT_LT(region_end + 100, rightmost_marker);
 }
 
 TEST(ForgettingSvg, DegenerateInputs) {
