@@ -20,6 +20,7 @@
 
 #include "cli/commands.h"
 #include "cli/mixer_options.h"
+#include "cli/official_registry.h"
 #include "cli/run_support.h"
 #include "common/atomic_file.h"
 #include "common/build_info.h"
@@ -52,16 +53,19 @@ struct MeasureSettings {
   int64_t max_length = 0, granularity = 0, repeats = 0;
   std::string granularity_type;
   uint64_t seed = 0;
+  // Optional key (forgetting-v1.1): bos before every training document, as
+  // real tokenizers do. Absent = false, what forgetting-v1.0 trained with.
+  bool document_bos = false;
 };
 
 MeasureSettings measure_settings(const Manifest& m) {
-  static const std::vector<std::string> known = {"corpus", "test_max_length", "granularity", "granularity_type",
-                                                 "repeats", "sample_seed"};
+  static const std::vector<std::string> known = {"corpus",  "test_max_length", "granularity", "granularity_type",
+                                                 "repeats", "sample_seed",     "document_bos"};
   ParamReader d(m.data, m.source + " [data]");
   for (const auto& [k, v] : m.data)
     if (std::find(known.begin(), known.end(), k) == known.end())
       throw Error(ErrorKind::rules, m.source + ": unknown key 'data." + k + "' for task \"forgetting\" (valid keys: "
-                                        "corpus, test_max_length, granularity, granularity_type, repeats, sample_seed)");
+                                        "corpus, test_max_length, granularity, granularity_type, repeats, sample_seed, document_bos)");
   MeasureSettings s;
   s.corpus = d.get_string("corpus");
   s.max_length = d.get_int("test_max_length");
@@ -69,6 +73,7 @@ MeasureSettings measure_settings(const Manifest& m) {
   s.granularity_type = d.get_string("granularity_type");
   s.repeats = d.get_int("repeats");
   s.seed = static_cast<uint64_t>(d.get_int("sample_seed"));
+  if (d.has("document_bos")) s.document_bos = d.get_bool("document_bos");
   return s;
 }
 
@@ -291,10 +296,10 @@ int plugin_command(const ForgetArgs& a, spdlog::logger& log) {
   const lra::Params mixer_options = resolve_mixer_options(mixer, mixer_sets);
   const MeasureSettings settings = measure_settings(manifest);
   const MeasureConfig mc = measure_config(a, settings, kByteBos, kByteEos);
-  const EmbeddedFile* official = find_official(kForgettingTask);
-  RunChoices choices{kForgettingTask, a.manifest ? "manifest " + manifest.source : "preset '" + a.preset + "'",
-                     sha256_hex(manifest.text), official ? official->name : "", official ? sha256_hex(official->text) : "",
-                     overrides};
+  std::optional<ReleasedManifest> release;  // the released official manifest this one is, if any
+  RunChoices choices = run_choices(kForgettingTask, a.manifest ? "manifest " + manifest.source : "preset '" + a.preset + "'",
+                                   manifest.text, &release);
+  choices.overrides = overrides;
   RunDivision division = classify_run(choices);
   if (a.max_len || a.granularity || a.granularity_type || a.repeats || a.seed) {
     division.name = "open";
@@ -310,10 +315,13 @@ int plugin_command(const ForgetArgs& a, spdlog::logger& log) {
                                   : throw Error(ErrorKind::rules, manifest.source + ": data.corpus = \"" + settings.corpus +
                                                                       "\": the only named corpus is \"brown\"; pass "
                                                                       "other text with --corpus DIR|FILE"));
-  // Training (and its held-out loss) sees bos at every document start, as the
-  // measurement's layouts use it; S and I are windows of the test part's bytes.
-  const auto train_ids = document_stream(corpus.train, corpus.train_document_starts, kByteBos);
-  const auto held_out_ids = document_stream(corpus.test, corpus.test_document_starts, kByteBos);
+  // With data.document_bos, training (and its held-out loss) sees bos at every
+  // document start, as the measurement's layouts use it; S and I are windows
+  // of the test part's bytes either way.
+  const auto train_ids = settings.document_bos ? document_stream(corpus.train, corpus.train_document_starts, kByteBos)
+                                               : bytes_to_ids(corpus.train);
+  const auto held_out_ids = settings.document_bos ? document_stream(corpus.test, corpus.test_document_starts, kByteBos)
+                                                  : bytes_to_ids(corpus.test);
   const auto test_ids = bytes_to_ids(corpus.test);
   make_samples(test_ids, mc.max_length, 0, mc.samples);
   log.info("corpus {}: {} train / {} test bytes ({} / {} documents), sha256 {}", corpus.name,
@@ -384,6 +392,7 @@ int plugin_command(const ForgetArgs& a, spdlog::logger& log) {
                     {"budget", budget.budget}}},
         {"manifest", manifest.source},
         {"manifest_sha256", choices.manifest_sha256},
+        {"manifest_release", release ? nlohmann::json(release->version) : nlohmann::json(nullptr)},
         {"overrides", overrides},
         {"config", to_json(manifest)},
         {"training", {{"final_train_loss", tr.final_train_loss},

@@ -44,6 +44,7 @@ const std::vector<Pin>& pins() {
     {"lra-v1.2", "pathfinder", "3e08c5d5491d2ce1d8f660f5852f286644e6422ebdc7d40453747b5e029d55bc"},
     {"lra-v1.2", "pathx", "2030c58a31e5a35862a89bbe285f6d5890c547133fe32067cd59dd479ad48ccf"},
     {"forgetting-v1.0", "forgetting", "352cb21eb9f35229afc869803143ba3998238f7f796783d6aeecbb2823ee5242"},
+    {"forgetting-v1.1", "forgetting", "1920bca89c6fea9dcfc8b18d258637b10a79938210ae99bf39b1cc2687fe2fa4"},
   };
   return p;
 }
