@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "lra/status.h"
+#include "reference/reference_mixers.h"
 
 namespace lra::host {
 namespace {
@@ -59,11 +60,46 @@ int64_t integer_at(const ScoreInput& in, std::initializer_list<const char*> keys
 // The fields scoring reads from one result, checked.
 struct Facts {
   std::string plugin, version, sha256, options_key, division, task;
-  json options;
+  json options;                      // as recorded; for a built-in mixer, its difference from the reference
+  std::optional<std::string> table;  // built-in mixer: the reference table compared with
+  std::vector<std::string> differs;  // built-in mixer: options that differ from its task's entry
   int64_t seed = 0, test_examples = 0;
   double accuracy = 0;
   std::string digest;
 };
+
+// A built-in mixer's options against its task's reference settings. Built-in:
+// run recorded a reference_settings object (null: not the host's own plugin;
+// absent: a result from before the field) and the table knows the name. Only
+// which table and, for an open result, whether the smoke overrides apply are
+// taken from the result; the verdict comes from the options. The smoke
+// overrides never apply to a closed result.
+void compare_with_reference(const ScoreInput& in, Facts& f) {
+  const json* claimed = at_path(in.result, {"plugin", "reference_settings"});
+  if (!claimed || !claimed->is_object()) return;
+  const ReferenceTable* table = nullptr;
+  if (claimed->contains("table") && (*claimed)["table"].is_string())
+    table = find_reference_table((*claimed)["table"].get<std::string>());
+  if (!table) table = &reference_table();
+  if (!table->has_mixer(f.plugin)) return;
+  const json* preset = at_path(in.result, {"task", "preset"});
+  const json* entry_label = at_path(*claimed, {"entry"});
+  const bool smoke = f.division != "closed" &&
+                     ((preset && *preset == "smoke") ||
+                      (entry_label && entry_label->is_string() &&
+                       entry_label->get<std::string>().find("/smoke/") != std::string::npos));
+  f.table = table->file();
+  const auto entry = table->entry(f.plugin, f.task, smoke);
+  json differing = json::object();
+  if (!entry) {
+    f.differs = {"(no entry for this task)"};  // a task the table does not cover
+    differing = f.options;
+  } else {
+    f.differs = reference_differences(*entry, f.options);
+    for (const auto& name : f.differs) differing[name] = f.options.contains(name) ? f.options[name] : json(nullptr);
+  }
+  f.options = differing;
+}
 
 Facts read_facts(const ScoreInput& in) {
   if (!in.result.is_object()) bad(in.source, "the document", "is not a JSON object");
@@ -79,7 +115,9 @@ Facts read_facts(const ScoreInput& in) {
   const json* options = at_path(in.result, {"plugin", "options"});
   f.options = options ? *options : json::object();
   if (!f.options.is_object()) bad(in.source, "plugin.options", "is not an object");
-  f.options_key = f.options.dump(-1, ' ', false, json::error_handler_t::replace);
+  compare_with_reference(in, f);
+  f.options_key = (f.table ? "reference " + *f.table + " " : std::string()) +
+                  f.options.dump(-1, ' ', false, json::error_handler_t::replace);
   f.seed = integer_at(in, {"seed"}, "seed");
   f.test_examples = integer_at(in, {"task", "examples", "test"}, "task.examples.test");
   if (f.test_examples <= 0) bad(in.source, "task.examples.test", "is not positive");
@@ -170,6 +208,11 @@ std::vector<ScoreEntry> aggregate_scores(const std::vector<ScoreInput>& results)
       e.plugin_sha256 = f.sha256;
       e.options = f.options;
       e.division = f.division;
+      if (f.table) e.reference = ReferenceUse{*f.table, true, {}};
+    }
+    if (e.reference && !f.differs.empty()) {
+      e.reference->used = false;
+      e.reference->differs[f.task] = f.differs;
     }
     e.sources.push_back(in.source);
   }
@@ -251,6 +294,10 @@ json to_json(const ScoreEntry& entry) {
           {"plugin_sha256", entry.plugin_sha256},
           {"options", entry.options},
           {"division", entry.division},
+          {"reference_settings", entry.reference ? json{{"table", entry.reference->table},
+                                                        {"used", entry.reference->used},
+                                                        {"differs", entry.reference->differs}}
+                                                  : json(nullptr)},
           {"tasks", tasks},
           {"lra_average", entry.lra_average ? json(*entry.lra_average) : json(nullptr)},
           {"notes", entry.notes},

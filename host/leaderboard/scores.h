@@ -32,9 +32,27 @@ struct TaskScore {
   bool fail = false;               // pathx only: p_above_chance >= 0.05, shown as FAIL (mean counts as 50%)
 };
 
+// For a built-in mixer: whether an entry ran with the LRA reference settings
+// (manifests/reference-mixers/), derived by comparing each result's
+// plugin.options with the table compiled into this host — never from the
+// result's own plugin.reference_settings.used.
+struct ReferenceUse {
+  std::string table;                                        // e.g. "reference-mixers/lra-v1.toml"
+  bool used = false;                                        // every result had its task's settings
+  std::map<std::string, std::vector<std::string>> differs;  // task -> options that differ, when not used
+};
+
 struct ScoreEntry {
   std::string plugin, plugin_version, plugin_sha256;
-  nlohmann::json options = nlohmann::json::object();  // the mixer's options as recorded
+  // The mixer's options as recorded; for a built-in mixer, whose reference
+  // settings differ per task, only the options that differ from them (the
+  // same for every task of the entry; empty when it used them).
+  nlohmann::json options = nlohmann::json::object();
+  // Set for a built-in mixer: results whose plugin.reference_settings is an
+  // object (run writes null for any other plugin) and whose plugin.name the
+  // reference table knows. std::nullopt otherwise, also for results written
+  // before the field existed.
+  std::optional<ReferenceUse> reference;
   std::string division;                                // "closed" or "open"
   std::map<std::string, TaskScore> tasks;              // by task name
   std::optional<double> lra_average;                   // when all five average tasks are present
@@ -50,7 +68,9 @@ struct ScoreInput {
 };
 
 // Groups results by (plugin name, plugin sha256, options, division) and scores
-// each group. Results that lack the fields needed (metrics.test_accuracy in
+// each group; a built-in mixer's options count as their difference from its
+// task's reference settings, so a suite run with the reference settings (or
+// one --set on top of them) is one entry although its options differ per task. Results that lack the fields needed (metrics.test_accuracy in
 // [0, 1], plugin.name, task.name, seed, task.examples.test > 0) throw
 // lra::Error(data) naming the source and field; so do two different results
 // for the same seed of one entry and task (the same file twice, recognised by
@@ -68,6 +88,7 @@ void check_score_input(const ScoreInput& input);
 double binomial_upper_tail(int64_t k, int64_t n, double p);
 
 // {"plugin", "plugin_version", "plugin_sha256", "options", "division",
+//  "reference_settings" (null, or {"table", "used", "differs": {task: [option...]}}),
 //  "tasks": {task: {"mean","std","seeds","accuracies","test_examples","p_above_chance","fail"}},
 //  "lra_average", "sources"} — the schema leaderboard.json and suite.json use.
 nlohmann::json to_json(const ScoreEntry& entry);

@@ -79,6 +79,9 @@ tr.ref td { background: #fbfaf4; color: #6b6450; font-style: italic; }
 .badge { display: inline-block; font-size: .7rem; font-style: normal; padding: 0 .35rem; margin-left: .3rem;
          border-radius: .6rem; background: #ece6cf; color: #5c5335; }
 td.fail { color: #a11; font-weight: 600; }
+.refset { font-size: .8rem; white-space: nowrap; }
+.refset.yes { color: #176a2c; }
+.refset.no { color: #8a4b00; white-space: normal; }
 td.avg { font-weight: 600; }
 .meta { font-family: ui-monospace, "DejaVu Sans Mono", monospace; word-break: break-all; }
 ul.invalid { font-size: .9rem; }
@@ -116,6 +119,9 @@ Row entry_row(const ScoreEntry& e, std::optional<int> rank, const std::vector<st
   const std::string options = site::options_text(e.options);
   if (!options.empty()) meta += (meta.empty() ? "" : " · ") + options;
   c += "<td class=\"text model\" data-sort=\"" + h(e.plugin) + "\"><span class=\"name\">" + h(e.plugin) + "</span>";
+  if (e.reference)
+    c += " <span class=\"refset " + std::string(e.reference->used ? "yes" : "no") + "\" title=\"" +
+         h(site::reference_detail(e)) + "\">" + h(site::reference_marker(e)) + "</span>";
   if (!meta.empty()) c += "<div class=\"meta\" title=\"sha256 " + h(e.plugin_sha256) + "\">" + h(meta) + "</div>";
   for (const auto& note : e.notes) c += "<div class=\"meta note\">" + h(note) + "</div>";
   c += "</td>";

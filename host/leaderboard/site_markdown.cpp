@@ -36,6 +36,7 @@ void division(std::string& s, const char* title, const char* what, const std::ve
     std::string plugin = site::markdown_cell(e.plugin);
     if (!e.plugin_version.empty()) plugin += " " + site::markdown_cell(e.plugin_version);
     if (!e.plugin_sha256.empty()) plugin += " (" + site::markdown_cell(site::short_sha(e.plugin_sha256)) + ")";
+    if (e.reference) plugin += " " + site::markdown_cell(site::reference_marker(e));
     for (const auto& note : e.notes) plugin += " — " + site::markdown_cell(note);
     s += "| " + (ranks[i] ? std::to_string(*ranks[i]) : std::string("—")) + " | " + plugin + " | " +
          site::markdown_cell(site::options_text(e.options)) + " | " + site::seeds_text(e) + " |";

@@ -49,6 +49,25 @@ std::string options_text(const nlohmann::json& options) {
   return options.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+std::string reference_marker(const ScoreEntry& entry) {
+  if (!entry.reference) return "";
+  if (entry.reference->used) return "✓ LRA reference settings";
+  std::string differs;
+  for (const auto& [task, options] : entry.reference->differs) {
+    std::string names;
+    for (const auto& o : options) names += (names.empty() ? "" : ", ") + o;
+    differs += (differs.empty() ? "" : "; ") + task + ": " + names;
+  }
+  return "✗ not the LRA reference settings (" + differs + ")";
+}
+
+std::string reference_detail(const ScoreEntry& entry) {
+  if (!entry.reference) return "";
+  return std::string(entry.reference->used ? "options equal to" : "options compared with") +
+         " the LRA reference settings of each task in " + entry.reference->table +
+         " (derived from the recorded options, not from the result's own claim)";
+}
+
 int max_seeds(const ScoreEntry& entry) {
   std::size_t most = 0;
   for (const auto& [task, s] : entry.tasks) most = std::max(most, s.accuracies.size());
@@ -70,6 +89,8 @@ std::string short_sha(const std::string& sha256) { return sha256.substr(0, 12); 
 const char* const kScoreLegend =
     "Test accuracy (%), mean ± sample standard deviation over seeds. Avg: the mean of the five tasks other than "
     "Path-X, shown when all five are present. FAIL: Path-X accuracy not above chance (exact one-sided binomial test "
-    "of the correct answers pooled over seeds against 50%, p ≥ 0.05), as the LRA paper marks every model.";
+    "of the correct answers pooled over seeds against 50%, p ≥ 0.05), as the LRA paper marks every model. "
+    "✓/✗ LRA reference settings: whether a built-in mixer ran with the options LRA used for Table 1 on every task "
+    "(manifests/reference-mixers/); its options column then lists only the options that differ from them.";
 
 }  // namespace lra::host::site

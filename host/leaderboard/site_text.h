@@ -27,6 +27,13 @@ std::string percent_text(double percent);
 // The options as compact JSON ("" when there are none); invalid UTF-8 replaced.
 std::string options_text(const nlohmann::json& options);
 
+// The marker of a built-in mixer's entry: "✓ LRA reference settings", or
+// "✗ not the LRA reference settings (listops: kernel, nb_features)"; "" for
+// any other plugin (ScoreEntry::reference).
+std::string reference_marker(const ScoreEntry& entry);
+// Its tooltip/long form: which table the options were compared with.
+std::string reference_detail(const ScoreEntry& entry);
+
 // The number of seeds: "3", or "1–3" when the tasks differ.
 std::string seeds_text(const ScoreEntry& entry);
 int max_seeds(const ScoreEntry& entry);

@@ -103,9 +103,20 @@ std::vector<std::filesystem::path> plugin_search_dirs() {
       start = end + 1;
     }
   }
-  auto exe_dir = boost::dll::program_location().parent_path();
-  dirs.push_back(exe_dir.parent_path() / "lib" / "lrahost" / "plugins");
+  dirs.push_back(builtin_plugin_dir());
   return dirs;
+}
+
+std::filesystem::path builtin_plugin_dir() {
+  auto exe_dir = boost::dll::program_location().parent_path();
+  return std::filesystem::path(exe_dir.parent_path().string()) / "lib" / "lrahost" / "plugins";
+}
+
+bool is_builtin_plugin_file(const std::filesystem::path& file) {
+  std::error_code ec1, ec2;
+  const auto dir = std::filesystem::canonical(builtin_plugin_dir(), ec1);
+  const auto parent = std::filesystem::canonical(std::filesystem::absolute(file).parent_path(), ec2);
+  return !ec1 && !ec2 && dir == parent;
 }
 
 std::vector<DiscoveredPlugin> discover_plugins() {

@@ -28,8 +28,17 @@ struct LoadedPlugin {
 const LoadedPlugin& load_plugin(const std::filesystem::path& file, uint32_t kind);
 
 // Directories searched for plugins: $LRA_PLUGIN_PATH (':'-separated), then
-// <dir of lrahost>/../lib/lrahost/plugins.
+// builtin_plugin_dir().
 std::vector<std::filesystem::path> plugin_search_dirs();
+
+// Where the plugins built and installed with this lrahost live:
+// <dir of lrahost>/../lib/lrahost/plugins.
+std::filesystem::path builtin_plugin_dir();
+
+// True when `file` lies directly in builtin_plugin_dir() (compared as
+// canonical paths): a plugin the host shipped with, not one from
+// $LRA_PLUGIN_PATH or a path that merely has a built-in's name.
+bool is_builtin_plugin_file(const std::filesystem::path& file);
 
 struct DiscoveredPlugin {
   std::filesystem::path file;

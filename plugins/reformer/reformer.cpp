@@ -257,7 +257,8 @@ class LshAttention final : public lra::Mixer {
 std::vector<lra::OptionSpec> options() {
   return {
       {"chunk_len", int64_t{64},
-       "sorted positions per chunk; each chunk attends to itself and the previous chunk (LRA: 10)"},
+       "sorted positions per chunk; each chunk attends to itself and the previous chunk (LRA: its padded length / 10, "
+       "i.e. 10 chunks)"},
       {"n_buckets", int64_t{0},
        "hash buckets, 1 or even; 0 = 2 * ceil(L / chunk_len) per forward, the paper's m = 2l/n_buckets (LRA: 10)"},
       {"n_hashes", int64_t{1}, "hash rounds, combined with the paper's logsumexp weighting (LRA: 1)"},

@@ -68,8 +68,10 @@ class SynthesizerAttention final : public lra::Mixer {
       case Mode::fixed_random:
         // Not a registered buffer: the table is a pure function of (seed, layer),
         // rebuilt identically on load, and registering it would put heads·max_len²
-        // floats per layer (512 MB for ListOps) into every saved model.
-        table_ = fixed_table(H, N, layer_seed(spec.seed, spec.layer_index));
+        // floats per layer (512 MB for ListOps) into every saved model. Built on
+        // first use, so building a model to count its parameters (the host's
+        // budget check) does not allocate it (2 GiB on Path-X).
+        fixed_seed_ = layer_seed(spec.seed, spec.layer_index);
         break;
     }
   }
@@ -103,6 +105,7 @@ class SynthesizerAttention final : public lra::Mixer {
       case Mode::random: return table_.narrow(1, 0, L).narrow(2, 0, L);
       case Mode::factorized_random: return at::matmul(r1_.narrow(1, 0, L), r2_.narrow(2, 0, L));
       case Mode::fixed_random:
+        if (!table_.defined()) table_ = fixed_table(heads_, max_len_, fixed_seed_);
         // Follow the input to its device once (Module::to does not see this tensor).
         if (table_.device() != like.device() || table_.scalar_type() != like.scalar_type())
           table_ = table_.to(like.device(), like.scalar_type());
@@ -131,7 +134,8 @@ class SynthesizerAttention final : public lra::Mixer {
   double dropout_;
   Mode mode_;
   lra::QKVO proj_;
-  at::Tensor table_;    // random (parameter "R") or fixed_random (unregistered): [H, max_len, max_len]
+  uint64_t fixed_seed_ = 0;  // fixed_random: the table's generator seed
+  at::Tensor table_;    // random (parameter "R") or fixed_random (unregistered, built on first use): [H, max_len, max_len]
   at::Tensor r1_, r2_;  // factorized_random: [H, max_len, k] and [H, k, max_len]
 };
 

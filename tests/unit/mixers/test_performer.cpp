@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include <ATen/ATen.h>
+#include <lra/attention.h>
 
 #include "mixer_harness.h"
 
@@ -155,4 +156,41 @@ TEST(Performer, RejectsBadOptions) {
   EXPECT_THROW(make_mixer("performer", small_spec(), {{"nb_features", int64_t{0}}}), lra::Error);
   EXPECT_THROW(make_mixer("performer", small_spec(), {{"chunk", int64_t{0}}}), lra::Error);
   EXPECT_THROW(make_mixer("performer", small_spec(), {{"redraw", int64_t{-1}}}), lra::Error);
+}
+
+// LRA's reference setting on every task but ListOps (manifests/reference-mixers/lra-v1.toml):
+// generalized attention with deterministic ReLU features, out_i = sum_j phi(q_i).phi(k_j) v_j /
+// sum_j phi(q_i).phi(k_j), phi(x) = relu(x) + 1e-3 on the raw per-head q and k
+// (performer_attention.py:185-186, renormalize_attention=True). Padded keys add nothing.
+TEST(Performer, ReluDeterministicIsLraGeneralizedAttention) {
+  auto m = make_mixer("performer", small_spec(), {{"kernel", std::string("relu")}, {"nb_features", int64_t{0}}});
+  auto x = random_input(2, 24, 32);
+  auto mask = lengths_mask(24, {24, 15});
+  torch::NoGradGuard g;
+  auto heads = [&](const char* w) { return lra::ops::split_heads(torch::matmul(x, weight(*m, w).t()), 4); };
+  auto phi = [](const torch::Tensor& t) { return torch::relu(t) + 1e-3; };
+  auto fq = phi(heads("proj.q.weight")), fk = phi(heads("proj.k.weight")), v = heads("proj.v.weight");
+  auto w = torch::matmul(fq, fk.transpose(-2, -1)) * mask.view({2, 1, 1, 24}).to(torch::kFloat);  // [B, H, L, L]
+  auto out = torch::matmul(w, v) / w.sum(-1, true);
+  auto expected = torch::matmul(lra::ops::merge_heads(out), weight(*m, "proj.o.weight").t());
+  EXPECT_LT(max_diff_real(m->forward(x, mask), expected, mask), 1e-5);
+  EXPECT_EQ(m->named_buffers().size(), 0u) << "deterministic features: no projection matrix";
+}
+
+// LRA's ListOps setting: FAVOR+ with nb_features = 2 (fewer features than the
+// head width) and a fresh draw for every training forward.
+TEST(Performer, TwoFeaturesRedrawnEveryTrainingForward) {
+  auto m = make_mixer("performer", small_spec(), {{"nb_features", int64_t{2}}, {"redraw", int64_t{1}}});
+  EXPECT_EQ(weight(*m, "features").sizes().vec(), (std::vector<int64_t>{2, 8}));
+  auto x = random_input(2, 20, 32);
+  auto mask = lengths_mask(20, {20, 12});
+  m->train();
+  std::vector<torch::Tensor> draws;
+  for (int i = 0; i < 3; ++i) {
+    auto y = m->forward(x, mask);
+    EXPECT_TRUE(torch::isfinite(y).all().item<bool>());
+    draws.push_back(weight(*m, "features").clone());
+  }
+  EXPECT_GT(max_abs_diff(draws[0], draws[1]), 1e-6);
+  EXPECT_GT(max_abs_diff(draws[1], draws[2]), 1e-6);
 }

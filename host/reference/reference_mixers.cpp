@@ -1,0 +1,262 @@
+#include "reference/reference_mixers.h"
+
+#include <algorithm>
+#include <mutex>
+
+#include <toml++/toml.h>
+
+#include "common/sha256.h"
+#include "lra/status.h"
+#include "reference/embedded_tables.h"
+
+namespace lra::host {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kSchema = "lrahost.reference-mixers/v1";
+constexpr std::string_view kExt = ".toml";
+
+// Everything in the table is checked here; `where` is "file, line N: key".
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+
+  [[noreturn]] void broken(const toml::node* at, const std::string& key, const std::string& what) const {
+    std::string where = file_;
+    if (at && at->source().begin.line) where += ", line " + std::to_string(at->source().begin.line);
+    throw Error(ErrorKind::internal, "reference table " + where + ": " + key + " " + what +
+                                         " (the table is compiled into lrahost: fix manifests/" + file_ +
+                                         " and rebuild)");
+  }
+
+  std::string string_at(const toml::table& t, const std::string& key, const std::string& dotted, bool required) const {
+    const toml::node* n = t.get(key);
+    if (!n) {
+      if (required) broken(&t, dotted, "is missing");
+      return "";
+    }
+    const auto* s = n->as_string();
+    if (!s) broken(n, dotted, "must be a string");
+    if (required && s->get().empty()) broken(n, dotted, "must not be empty");
+    return s->get();
+  }
+
+  std::vector<std::string> strings_at(const toml::table& t, const std::string& key, const std::string& dotted) const {
+    std::vector<std::string> out;
+    const toml::node* n = t.get(key);
+    if (!n) return out;
+    const auto* a = n->as_array();
+    if (!a) broken(n, dotted, "must be an array of strings");
+    for (const auto& e : *a) {
+      const auto* s = e.as_string();
+      if (!s) broken(&e, dotted, "must hold only strings");
+      out.push_back(s->get());
+    }
+    return out;
+  }
+
+  const toml::table& table_at(const toml::node& n, const std::string& dotted) const {
+    const auto* t = n.as_table();
+    if (!t) broken(&n, dotted, "must be a table");
+    return *t;
+  }
+
+  // { value = ..., source = "...", note = "...", deviation = "..." }
+  ReferenceSetting setting(const toml::node& n, const std::string& dotted) const {
+    const toml::table& t = table_at(n, dotted);
+    for (const auto& [k, v] : t) {
+      const std::string key(k.str());
+      if (key != "value" && key != "source" && key != "note" && key != "deviation")
+        broken(&v, dotted + "." + key, "is not a setting field (value, source, note, deviation)");
+    }
+    ReferenceSetting s;
+    const toml::node* v = t.get("value");
+    if (!v) broken(&t, dotted + ".value", "is missing");
+    if (const auto* b = v->as_boolean()) s.value = b->get();
+    else if (const auto* i = v->as_integer()) s.value = i->get();
+    else if (const auto* f = v->as_floating_point()) s.value = f->get();
+    else if (const auto* str = v->as_string()) s.value = str->get();
+    else broken(v, dotted + ".value", "must be a boolean, integer, float or string");
+    s.source = string_at(t, "source", dotted + ".source", true);
+    s.note = string_at(t, "note", dotted + ".note", false);
+    s.deviation = string_at(t, "deviation", dotted + ".deviation", false);
+    return s;
+  }
+
+  std::map<std::string, ReferenceSetting> settings(const toml::node& n, const std::string& dotted) const {
+    std::map<std::string, ReferenceSetting> out;
+    for (const auto& [k, v] : table_at(n, dotted)) out[std::string(k.str())] = setting(v, dotted + "." + std::string(k.str()));
+    return out;
+  }
+
+ private:
+  std::string file_;
+};
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+// Recorded and reference scalars agree: numbers by value (an option recorded
+// as 1 or 1.0 is the same), everything else exactly.
+bool same_value(const json& a, const json& b) {
+  if (a.is_number() && b.is_number()) {
+    if (a.is_number_integer() && b.is_number_integer()) return a.get<int64_t>() == b.get<int64_t>();
+    return a.get<double>() == b.get<double>();
+  }
+  return a == b;
+}
+
+}  // namespace
+
+std::string ReferenceEntry::label() const { return mixer + (smoke ? "/smoke/" : "/") + task; }
+
+json ReferenceEntry::values() const {
+  json out = json::object();
+  for (const auto& [name, s] : settings) out[name] = s.value;
+  return out;
+}
+
+std::vector<std::string> ReferenceEntry::deviations() const {
+  std::vector<std::string> out;
+  for (const auto& [name, s] : settings)
+    if (!s.deviation.empty()) out.push_back(name + ": " + s.deviation);
+  return out;
+}
+
+ReferenceTable ReferenceTable::parse(std::string_view text, const std::string& file) {
+  const Reader r(file);
+  toml::table root;
+  try {
+    root = toml::parse(text, std::string_view(file));
+  } catch (const toml::parse_error& e) {
+    throw Error(ErrorKind::internal, "reference table " + file + ", line " +
+                                         std::to_string(e.source().begin.line) + ": " + std::string(e.description()) +
+                                         " (fix manifests/" + file + " and rebuild)");
+  }
+  ReferenceTable t;
+  t.file_ = file;
+  t.sha256_ = sha256_hex(text);
+  if (r.string_at(root, "schema", "schema", true) != kSchema)
+    r.broken(root.get("schema"), "schema", "must be \"" + std::string(kSchema) + "\"");
+  // The name is the file's own: a copy under another name cannot pass as it.
+  const std::string stem = file.size() > kExt.size() ? file.substr(0, file.size() - kExt.size()) : file;
+  if (r.string_at(root, "name", "name", true) != stem) r.broken(root.get("name"), "name", "must be \"" + stem + "\"");
+  t.protocol_ = r.string_at(root, "protocol", "protocol", true);
+  r.string_at(root, "lra_code", "lra_code", true);
+  t.tasks_ = r.strings_at(root, "tasks", "tasks");
+  if (t.tasks_.empty()) r.broken(&root, "tasks", "must list the tasks the table covers");
+
+  for (const auto& [k, node] : root) {
+    const std::string mixer(k.str());
+    if (mixer == "schema" || mixer == "name" || mixer == "protocol" || mixer == "lra_code" || mixer == "tasks") continue;
+    const toml::table& section = r.table_at(node, mixer);
+    Mixer m;
+    bool has_default = false;
+    for (const auto& [sk, sv] : section) {
+      const std::string key(sk.str()), dotted = mixer + "." + key;
+      if (key == "note") {
+        m.note = r.string_at(section, key, dotted, true);
+      } else if (key == "not_reproduced") {
+        m.not_reproduced = r.string_at(section, key, dotted, true);
+      } else if (key == "compute_only") {
+        const auto names = r.strings_at(section, key, dotted);
+        m.compute_only.insert(names.begin(), names.end());
+      } else if (key == "default") {
+        m.defaults = r.settings(sv, dotted);
+        has_default = true;
+      } else if (key == "smoke") {
+        for (const auto& [tk, tv] : r.table_at(sv, dotted)) {
+          const std::string task(tk.str());
+          if (!contains(t.tasks_, task)) r.broken(&tv, dotted + "." + task, "is not one of the table's tasks");
+          m.smoke[task] = r.settings(tv, dotted + "." + task);
+        }
+      } else if (contains(t.tasks_, key)) {
+        m.tasks[key] = r.settings(sv, dotted);
+      } else {
+        r.broken(&sv, dotted, "is neither a task of the table nor note, not_reproduced, compute_only, default or smoke");
+      }
+    }
+    if (!has_default) r.broken(&section, mixer + ".default", "is missing (an empty [" + mixer + ".default] is fine)");
+    // Every task must see every option the mixer sets anywhere: an option
+    // outside [<mixer>.default] is set by every task's section (reformer's
+    // chunk_len), else a task would silently run the plugin's default.
+    auto in_every_task = [&](const std::string& name) {
+      for (const auto& task : t.tasks_) {
+        const auto it = m.tasks.find(task);
+        if (it == m.tasks.end() || !it->second.count(name)) return false;
+      }
+      return true;
+    };
+    auto known = [&](const std::map<std::string, ReferenceSetting>& overrides, const std::string& where) {
+      for (const auto& [name, s] : overrides)
+        if (!m.defaults.count(name) && !in_every_task(name))
+          r.broken(section.get("default"), where + "." + name,
+                   "is set for some tasks only: give it a value in " + mixer + ".default or in every task's section");
+    };
+    for (const auto& [task, o] : m.tasks) known(o, mixer + "." + task);
+    for (const auto& [task, o] : m.smoke) known(o, mixer + ".smoke." + task);
+    for (const auto& name : m.compute_only)
+      if (m.defaults.count(name) || in_every_task(name)) r.broken(section.get("compute_only"), mixer + ".compute_only", "names '" + name + "', which the table also sets");
+    t.mixers_[mixer] = std::move(m);
+  }
+  return t;
+}
+
+std::vector<std::string> ReferenceTable::mixers() const {
+  std::vector<std::string> out;
+  for (const auto& [name, m] : mixers_) out.push_back(name);
+  return out;
+}
+
+std::optional<ReferenceEntry> ReferenceTable::entry(const std::string& mixer, const std::string& task,
+                                                    bool smoke) const {
+  const auto it = mixers_.find(mixer);
+  if (it == mixers_.end() || !contains(tasks_, task)) return std::nullopt;
+  const Mixer& m = it->second;
+  ReferenceEntry e{mixer, task, smoke, m.defaults, m.compute_only, m.note, m.not_reproduced};
+  auto overlay = [&](const std::map<std::string, std::map<std::string, ReferenceSetting>>& by_task) {
+    if (const auto o = by_task.find(task); o != by_task.end())
+      for (const auto& [name, s] : o->second) e.settings[name] = s;
+  };
+  overlay(m.tasks);
+  if (smoke) overlay(m.smoke);
+  return e;
+}
+
+std::vector<std::string> reference_differences(const ReferenceEntry& entry, const json& recorded) {
+  std::set<std::string> out;
+  for (const auto& [name, s] : entry.settings) {
+    const bool present = recorded.is_object() && recorded.contains(name);
+    if (!present || !same_value(recorded.at(name), s.value)) out.insert(name);
+  }
+  if (recorded.is_object())
+    for (const auto& [name, value] : recorded.items())
+      if (!entry.settings.count(name) && !entry.compute_only.count(name)) out.insert(name);
+  return {out.begin(), out.end()};
+}
+
+bool is_smoke_manifest(const std::string& manifest_name) { return manifest_name.rfind("smoke/", 0) == 0; }
+
+const ReferenceTable* find_reference_table(const std::string& file) {
+  // Parsed on first use; every embedded table is checked then, so a broken one
+  // fails the first run that needs any of them (and the table tests).
+  static std::once_flag once;
+  static std::map<std::string, ReferenceTable> tables;
+  std::call_once(once, [] {
+    for (const auto& f : embedded_reference_tables()) tables.emplace(f.name, ReferenceTable::parse(f.text, f.name));
+  });
+  const auto it = tables.find(file);
+  return it == tables.end() ? nullptr : &it->second;
+}
+
+const ReferenceTable& reference_table() {
+  const ReferenceTable* t = find_reference_table(kReferenceTableFile);
+  if (!t)
+    throw Error(ErrorKind::internal, std::string("reference table ") + kReferenceTableFile +
+                                         " is not compiled into this host (rebuild from a complete checkout)");
+  return *t;
+}
+
+}  // namespace lra::host

@@ -1,0 +1,96 @@
+// reference/reference_mixers.h — the LRA reference settings of the built-in
+// mixers: a versioned table (manifests/reference-mixers/<version>.toml,
+// compiled into the host) giving, per mixer and task, the options that
+// reproduce what LRA ran for Table 1, each with the LRA source it comes from
+// and, where LRA's own setting breaks its 10% parameter rule, the labelled
+// nearest setting inside it.
+//
+// No LibTorch: `run` applies an entry (cli/mixer_options), and the
+// leaderboard compares recorded options with it.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace lra::host {
+
+// The table `run` applies (the one for the lra-v1 protocol), by its name
+// relative to manifests/.
+inline constexpr const char* kReferenceTableFile = "reference-mixers/lra-v1.toml";
+
+// One option of an entry and where it comes from.
+struct ReferenceSetting {
+  nlohmann::json value;   // a boolean, integer, float or string, typed as the plugin declares the option
+  std::string source;     // LRA file:line and what it says there
+  std::string note;       // "" when there is nothing to add
+  std::string deviation;  // "" when this is what LRA ran; else where it differs and why
+};
+
+// What one built-in mixer runs with on one task: its default section, the
+// task's overrides, then (smoke preset) the smoke overrides.
+struct ReferenceEntry {
+  std::string mixer, task;
+  bool smoke = false;
+  std::map<std::string, ReferenceSetting> settings;  // by option name
+  std::set<std::string> compute_only;                // options that change memory/speed only
+  std::string note;                                  // the mixer's note, "" when none
+  std::string not_reproduced;                        // LRA code behaviour the plugin does not copy
+
+  std::string label() const;                 // "performer/listops", "linformer/smoke/image"
+  nlohmann::json values() const;             // {option: value}
+  std::vector<std::string> deviations() const;  // "option: why", for the options that deviate
+};
+
+class ReferenceTable {
+ public:
+  // Parses and checks table text (`file`: its name relative to manifests/).
+  // Anything malformed — unknown keys, a task outside `tasks`, an option
+  // without a value or a source — is lra::Error(internal) naming the file,
+  // the key and its line: the table ships inside the host, so a bad one is a
+  // broken build, not a user error.
+  static ReferenceTable parse(std::string_view text, const std::string& file);
+
+  const std::string& file() const { return file_; }
+  const std::string& sha256() const { return sha256_; }  // of the file's bytes
+  const std::string& protocol() const { return protocol_; }
+  const std::vector<std::string>& tasks() const { return tasks_; }
+  std::vector<std::string> mixers() const;
+  bool has_mixer(const std::string& mixer) const { return mixers_.count(mixer) != 0; }
+
+  // The entry of `mixer` on `task` (smoke: with the smoke overrides); nullopt
+  // when the mixer is not in the table or the task is not one of tasks().
+  std::optional<ReferenceEntry> entry(const std::string& mixer, const std::string& task, bool smoke) const;
+
+ private:
+  struct Mixer {
+    std::map<std::string, ReferenceSetting> defaults;
+    std::map<std::string, std::map<std::string, ReferenceSetting>> tasks, smoke;
+    std::set<std::string> compute_only;
+    std::string note, not_reproduced;
+  };
+  std::string file_, sha256_, protocol_;
+  std::vector<std::string> tasks_;
+  std::map<std::string, Mixer> mixers_;
+};
+
+// The options in `recorded` (a result's plugin.options) that keep it from
+// being the entry's settings, sorted: an entry option with another value or
+// missing, or a recorded option the entry does not know (compute-only ones
+// excepted). Integers and floats compare by value. Empty: the reference.
+std::vector<std::string> reference_differences(const ReferenceEntry& entry, const nlohmann::json& recorded);
+
+// True for a manifest name of the smoke preset ("smoke/listops"), whose runs
+// take the table's smoke overrides.
+bool is_smoke_manifest(const std::string& manifest_name);
+
+// The tables compiled into the host, parsed once (a broken one throws as parse()).
+const ReferenceTable& reference_table();                              // kReferenceTableFile
+const ReferenceTable* find_reference_table(const std::string& file);  // nullptr when not embedded
+
+}  // namespace lra::host
