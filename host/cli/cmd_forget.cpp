@@ -38,6 +38,7 @@
 #include "results/system_info.h"
 #include "rules/rules.h"
 #include "train/autocast.h"
+#include "train/module_io.h"
 #include "train/trainer.h"
 
 namespace lra::host {
@@ -356,11 +357,7 @@ int plugin_command(const ForgetArgs& a, spdlog::logger& log) {
   topts.bf16 = bf16;
   topts.live_progress = isatty(STDERR_FILENO);
   auto tr = train_causal_lm(model, train_ids, held_out_ids, topts, log);
-  {
-    torch::serialize::OutputArchive ar;
-    model->save(ar);
-    ar.save_to((out / "model.pt").string());
-  }
+  save_module(*model, out / "model.pt");
 
   model->eval();
   const auto t0 = std::chrono::steady_clock::now();

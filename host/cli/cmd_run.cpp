@@ -36,6 +36,7 @@
 #include "rules/rules.h"
 #include "train/batches.h"
 #include "train/checkpoint.h"
+#include "train/module_io.h"
 #include "train/trainer.h"
 
 namespace lra::host {
@@ -161,11 +162,7 @@ int run_command(const RunArgs& a) {
   TrainResult tr = train_and_evaluate(model, data.dataset, topts, *log);
   if (!lead) return 0;  // rank 0 evaluates and writes the results
 
-  {  // the final model, for `lrahost span` and reuse
-    torch::serialize::OutputArchive ar;
-    model->save(ar);
-    ar.save_to((out / "model.pt").string());
-  }
+  save_module(*model, out / "model.pt");  // the final model, for `lrahost span` and reuse
 
   // 6. The result file, sealed with a digest and written atomically, last.
   const double majority = majority_class_rate(data.dataset.test, info.num_classes);

@@ -11,6 +11,7 @@
 #include "cli/run_support.h"
 #include "lra/status.h"
 #include "results/result.h"
+#include "train/module_io.h"
 
 namespace lra::host {
 namespace {
@@ -183,9 +184,7 @@ Classifier load_trained_classifier(const RunRecord& run, const LoadedPlugin& mix
   torch::manual_seed(run.seed);
   Classifier model(spec, plugin_mixer_factory(mixer, options));
   try {
-    torch::serialize::InputArchive ar;
-    ar.load_from(run.model_file.string(), device);
-    model->load(ar);
+    load_module(*model, run.model_file, device);
   } catch (const c10::Error& e) {
     std::string why = e.what_without_backtrace();
     if (auto nl = why.find('\n'); nl != std::string::npos) why.resize(nl);

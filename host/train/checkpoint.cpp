@@ -12,6 +12,7 @@
 #include <torch/serialize.h>
 
 #include "lra/status.h"
+#include "train/module_io.h"
 
 #include <unistd.h>
 
@@ -61,11 +62,7 @@ void save_checkpoint(const fs::path& run_dir, const CheckpointState& state, torc
   const fs::path tmp = fs::path(final_dir.string() + ".tmp");
   fs::remove_all(tmp);
   fs::create_directories(tmp);
-  {
-    torch::serialize::OutputArchive ar;
-    model.save(ar);
-    ar.save_to((tmp / "model.pt").string());
-  }
+  save_module(model, tmp / "model.pt");  // any registered name round-trips (train/module_io.h)
   {
     torch::serialize::OutputArchive ar;
     optimizer.save(ar);
@@ -113,11 +110,7 @@ CheckpointState read_checkpoint_state(const fs::path& checkpoint) {
 
 void load_checkpoint(const fs::path& checkpoint, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
                      const torch::Device& device) {
-  {
-    torch::serialize::InputArchive ar;
-    ar.load_from((checkpoint / "model.pt").string(), device);
-    model.load(ar);
-  }
+  load_module(model, checkpoint / "model.pt", device);
   {
     torch::serialize::InputArchive ar;
     ar.load_from((checkpoint / "optimizer.pt").string(), device);

@@ -38,8 +38,8 @@ class GatedConv final : public lra::Mixer {
  public:
   GatedConv(const lra::MixerSpec& spec, int64_t kernel_size, bool dilated)
       : width_(spec.qkv_dim),
-        in_(register_module("in", torch::nn::Linear(torch::nn::LinearOptions(spec.d_model, 2 * spec.qkv_dim).bias(false)))),
-        out_(register_module("out", torch::nn::Linear(torch::nn::LinearOptions(spec.qkv_dim, spec.d_model).bias(false)))) {
+        proj_in_(register_module("proj_in", torch::nn::Linear(torch::nn::LinearOptions(spec.d_model, 2 * spec.qkv_dim).bias(false)))),
+        proj_out_(register_module("proj_out", torch::nn::Linear(torch::nn::LinearOptions(spec.qkv_dim, spec.d_model).bias(false)))) {
     // Taps 2^layer apart, but never so far apart that the window outgrows the sequence.
     int64_t dilation = 1;
     if (dilated && kernel_size > 1) {
@@ -54,25 +54,25 @@ class GatedConv final : public lra::Mixer {
     conv_ = register_module("conv", torch::nn::Conv1d(torch::nn::Conv1dOptions(width_, width_, kernel_size)
                                                           .groups(width_)
                                                           .dilation(dilation)));
-    lra::ops::xavier_uniform(in_->weight);
-    lra::ops::xavier_uniform(out_->weight);
+    lra::ops::xavier_uniform(proj_in_->weight);
+    lra::ops::xavier_uniform(proj_out_->weight);
   }
 
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask) override {
-    auto value_gate = in_->forward(x).split(width_, /*dim=*/-1);
+    auto value_gate = proj_in_->forward(x).split(width_, /*dim=*/-1);
     auto value = value_gate[0];
     // A real token must never read padding: zero it before the window slides over it.
     if (mask.defined()) value = value * mask.unsqueeze(-1).to(value.scalar_type());
     // [B, L, C] -> [B, C, L], padded so the output keeps length L (on the left only when causal).
     auto seq = at::constant_pad_nd(value.transpose(1, 2), {pad_left_, pad_right_});
     auto mixed = conv_->forward(seq).transpose(1, 2);
-    return out_->forward(mixed * at::sigmoid(value_gate[1]));
+    return proj_out_->forward(mixed * at::sigmoid(value_gate[1]));
   }
 
  private:
   int64_t width_;
   int64_t pad_left_ = 0, pad_right_ = 0;
-  torch::nn::Linear in_, out_;
+  torch::nn::Linear proj_in_, proj_out_;
   torch::nn::Conv1d conv_{nullptr};
 };
 
