@@ -21,6 +21,7 @@
 
 #include "cli/commands.h"
 #include "cli/mixer_options.h"
+#include "cli/official_registry.h"
 #include "leaderboard/paper_table.h"
 #include "cli/run_support.h"
 #include "common/build_info.h"
@@ -71,10 +72,9 @@ int run_command(const RunArgs& a) {
   Manifest manifest = a.manifest ? load_manifest_file(*a.manifest) : load_preset(a.task, a.preset);
   if (manifest.task != a.task)
     throw Error(ErrorKind::rules, manifest.source + ": manifest is for task '" + manifest.task + "', not '" + a.task + "'");
-  const EmbeddedFile* official = find_official(a.task);
-  RunChoices choices{a.task, a.manifest ? "manifest " + manifest.source : "preset '" + a.preset + "'",
-                     sha256_hex(manifest.text), official ? official->name : "",
-                     official ? sha256_hex(official->text) : "", {}};
+  std::optional<ReleasedManifest> release;  // the released official manifest this one is, if any
+  RunChoices choices = run_choices(a.task, a.manifest ? "manifest " + manifest.source : "preset '" + a.preset + "'",
+                                   manifest.text, &release);
   const auto mixer_sets = apply_sets(a.sets, manifest, &choices.overrides);
   if (a.seed) manifest.train.seed = *a.seed;  // a trial index: recorded, stays closed
   // Data parallel when launched as several ranks; the manifest's global batch is kept.
@@ -84,7 +84,11 @@ int run_command(const RunArgs& a) {
                                       "global batch train.batch_size = " + std::to_string(manifest.train.batch_size) +
                                       " (each rank trains on batch / world size examples)");
   const bool lead = ranks.rank == 0;  // only rank 0 writes the run directory
-  const lra::Params mixer_options = resolve_mixer_options(mixer, mixer_sets);
+  // Built-in mixers start from the task's LRA reference settings (manifests/reference-mixers/), then --set.
+  const RunMixerOptions resolved = resolve_run_mixer_options(mixer, mixer_sets, a.task, manifest.name);
+  const lra::Params& mixer_options = resolved.options;
+  if (const auto what = describe_reference_settings(resolved.reference_settings); !what.empty())
+    log->info("mixer options: {}", what);
   const RunDivision division = classify_run(choices);
 
   // 3. Data (generated on demand for synthetic tasks) and its fingerprint.
@@ -146,6 +150,10 @@ int run_command(const RunArgs& a) {
   }
   log->info("lrahost {} — {} on {} ({} preset, {} division), seed {}, run dir {}", build_info().version,
             mixer.descriptor.name, a.task, a.manifest ? "custom" : a.preset, division.name, manifest.train.seed, out.string());
+  if (release && division.name == "closed")
+    log->info("official manifest: release {}{}", release->version,
+              release->current ? "" : " (superseded by " + release->superseded_by + ")");
+  if (release && !release->note.empty()) log->info("release note: {}", release->note);
   for (const auto& r : division.reasons) log->info("open division: {}", r);
 
   torch::Device device = pick_device(a.device);
@@ -190,6 +198,7 @@ int run_command(const RunArgs& a) {
         {"file", mixer.descriptor.file.string()},
         {"sha256", mixer.sha256},
         {"options", params_json(mixer_options)},
+        {"reference_settings", resolved.reference_settings},  // null: not a built-in mixer
         {"params", {{"total", total_params}, {"mixer", model->mixer_parameters()}}},
         {"capabilities", plugin_caps}}},
       {"task",
@@ -197,6 +206,7 @@ int run_command(const RunArgs& a) {
         {"plugin_version", task.descriptor.version},
         {"manifest", manifest.source},
         {"manifest_sha256", choices.manifest_sha256},
+        {"manifest_release", release ? nlohmann::json(release->version) : nlohmann::json(nullptr)},
         {"preset", a.manifest ? nlohmann::json(nullptr) : nlohmann::json(a.preset)},
         {"data_fingerprint", data.fingerprint},
         {"data_source", data.dataset.source},
