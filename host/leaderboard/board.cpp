@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -70,6 +71,7 @@ Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const s
   Leaderboard board;
   board.result_files = result_files.size();
   std::vector<ScoreInput> valid;
+  std::map<std::string, std::string> release_notes;  // closed result file -> what its release means for it
   for (const auto& file : result_files) {
     const VerifyReport report = verify_result_file(file, official);
     if (!report.readable) {
@@ -83,10 +85,24 @@ Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const s
       continue;
     }
     result["division"] = report.division;  // what verify established, not what the file claims
+    if (report.release) {
+      // The release comes from the manifest hash; older or annotated ones are said next to the score.
+      const OfficialManifest& r = *report.release;
+      std::string note;
+      if (!r.superseded_by.empty()) note = "release " + r.release + " (superseded by " + r.superseded_by + ")";
+      if (!r.note.empty()) note += (note.empty() ? "release " + r.release + ": " : ": ") + r.note;
+      if (!note.empty()) release_notes[file.string()] = string_at(result, "task", "name") + ": " + note;
+    }
     valid.push_back({file.string(), std::move(result)});
   }
   for (auto& entry : aggregate_scores(valid)) {
-    if (entry.division == "closed") note_missing_seeds(entry, official_seeds);
+    if (entry.division == "closed") {
+      note_missing_seeds(entry, official_seeds);
+      for (const auto& src : entry.sources)
+        if (auto it = release_notes.find(src); it != release_notes.end() &&
+            std::find(entry.notes.begin(), entry.notes.end(), it->second) == entry.notes.end())
+          entry.notes.push_back(it->second);
+    }
     (entry.division == "closed" ? board.closed : board.open).push_back(entry);
   }
 

@@ -317,3 +317,23 @@ TEST_F(Site, ClosedEntryWithMissingOfficialSeedsIsMarked) {
   const Leaderboard complete = build_leaderboard(closed_suite("performer", 0.6), {}, fake_official, two_seeds);
   EXPECT_TRUE(complete.closed[0].notes.empty());
 }
+
+// A closed result under an older release stays closed and ranked; the entry
+// says which release it used and what the registry notes about it.
+TEST_F(Site, ClosedEntryUnderAnOlderReleaseSaysSo) {
+  const auto older = [](const std::string& task) -> std::vector<OfficialManifest> {
+    if (fake_official(task).empty()) return {};
+    return {{"lra-v1.0", sha256_hex("official " + task), task == "image" ? "zero pixels are real tokens" : "", "lra-v1.1"},
+            {"lra-v1.1", sha256_hex("newer " + task), "", ""}};
+  };
+  const Leaderboard board = build_leaderboard(closed_suite("performer", 0.6), {}, older, two_seeds);
+  ASSERT_EQ(board.closed.size(), 1u);
+  const auto& notes = board.closed[0].notes;
+  const auto has = [&](const std::string& n) { return std::find(notes.begin(), notes.end(), n) != notes.end(); };
+  EXPECT_TRUE(has("listops: release lra-v1.0 (superseded by lra-v1.1)"));
+  EXPECT_TRUE(has("image: release lra-v1.0 (superseded by lra-v1.1): zero pixels are real tokens"));
+  EXPECT_EQ(notes.size(), lra_average_tasks().size());  // one per task, not one per seed
+  EXPECT_NE(leaderboard_markdown(board).find("superseded by lra-v1.1"), std::string::npos);
+  // Under the current release nothing is added.
+  EXPECT_TRUE(build_leaderboard(closed_suite("linformer", 0.6), {}, fake_official, two_seeds).closed[0].notes.empty());
+}
