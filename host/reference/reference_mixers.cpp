@@ -160,9 +160,9 @@ ReferenceTable ReferenceTable::parse(std::string_view text, const std::string& f
         m.note = r.string_at(section, key, dotted, true);
       } else if (key == "not_reproduced") {
         m.not_reproduced = r.string_at(section, key, dotted, true);
-      } else if (key == "compute_only") {
+      } else if (key == "compute_only" || key == "unused") {
         const auto names = r.strings_at(section, key, dotted);
-        m.compute_only.insert(names.begin(), names.end());
+        m.not_compared.insert(names.begin(), names.end());
       } else if (key == "default") {
         m.defaults = r.settings(sv, dotted);
         has_default = true;
@@ -175,7 +175,7 @@ ReferenceTable ReferenceTable::parse(std::string_view text, const std::string& f
       } else if (contains(t.tasks_, key)) {
         m.tasks[key] = r.settings(sv, dotted);
       } else {
-        r.broken(&sv, dotted, "is neither a task of the table nor note, not_reproduced, compute_only, default or smoke");
+        r.broken(&sv, dotted, "is neither a task of the table nor note, not_reproduced, compute_only, unused, default or smoke");
       }
     }
     if (!has_default) r.broken(&section, mixer + ".default", "is missing (an empty [" + mixer + ".default] is fine)");
@@ -197,8 +197,9 @@ ReferenceTable ReferenceTable::parse(std::string_view text, const std::string& f
     };
     for (const auto& [task, o] : m.tasks) known(o, mixer + "." + task);
     for (const auto& [task, o] : m.smoke) known(o, mixer + ".smoke." + task);
-    for (const auto& name : m.compute_only)
-      if (m.defaults.count(name) || in_every_task(name)) r.broken(section.get("compute_only"), mixer + ".compute_only", "names '" + name + "', which the table also sets");
+    for (const auto& name : m.not_compared)
+      if (m.defaults.count(name) || in_every_task(name))
+        r.broken(&section, mixer + ".compute_only/unused", "names '" + name + "', which the table also sets");
     t.mixers_[mixer] = std::move(m);
   }
   return t;
@@ -215,7 +216,7 @@ std::optional<ReferenceEntry> ReferenceTable::entry(const std::string& mixer, co
   const auto it = mixers_.find(mixer);
   if (it == mixers_.end() || !contains(tasks_, task)) return std::nullopt;
   const Mixer& m = it->second;
-  ReferenceEntry e{mixer, task, smoke, m.defaults, m.compute_only, m.note, m.not_reproduced};
+  ReferenceEntry e{mixer, task, smoke, m.defaults, m.not_compared, m.note, m.not_reproduced};
   auto overlay = [&](const std::map<std::string, std::map<std::string, ReferenceSetting>>& by_task) {
     if (const auto o = by_task.find(task); o != by_task.end())
       for (const auto& [name, s] : o->second) e.settings[name] = s;
@@ -233,7 +234,7 @@ std::vector<std::string> reference_differences(const ReferenceEntry& entry, cons
   }
   if (recorded.is_object())
     for (const auto& [name, value] : recorded.items())
-      if (!entry.settings.count(name) && !entry.compute_only.count(name)) out.insert(name);
+      if (!entry.settings.count(name) && !entry.not_compared.count(name)) out.insert(name);
   return {out.begin(), out.end()};
 }
 

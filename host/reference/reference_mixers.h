@@ -38,7 +38,9 @@ struct ReferenceEntry {
   std::string mixer, task;
   bool smoke = false;
   std::map<std::string, ReferenceSetting> settings;  // by option name
-  std::set<std::string> compute_only;                // options that change memory/speed only
+  // Options not compared with the reference: `compute_only` ones change memory
+  // or speed only, `unused` ones have no effect under these settings.
+  std::set<std::string> not_compared;
   std::string note;                                  // the mixer's note, "" when none
   std::string not_reproduced;                        // LRA code behaviour the plugin does not copy
 
@@ -71,7 +73,7 @@ class ReferenceTable {
   struct Mixer {
     std::map<std::string, ReferenceSetting> defaults;
     std::map<std::string, std::map<std::string, ReferenceSetting>> tasks, smoke;
-    std::set<std::string> compute_only;
+    std::set<std::string> not_compared;
     std::string note, not_reproduced;
   };
   std::string file_, sha256_, protocol_;
@@ -81,7 +83,7 @@ class ReferenceTable {
 
 // The options in `recorded` (a result's plugin.options) that keep it from
 // being the entry's settings, sorted: an entry option with another value or
-// missing, or a recorded option the entry does not know (compute-only ones
+// missing, or a recorded option the entry does not know (not_compared ones
 // excepted). Integers and floats compare by value. Empty: the reference.
 std::vector<std::string> reference_differences(const ReferenceEntry& entry, const nlohmann::json& recorded);
 

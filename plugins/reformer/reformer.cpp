@@ -29,6 +29,7 @@ constexpr double kNormEps = 1e-6;
 
 struct LshOptions {
   int64_t chunk_len = 64;
+  int64_t n_chunks = 0;   // > 0: chunk length floor(L / n_chunks) + 1 per forward (LRA's geometry), chunk_len unused
   int64_t n_buckets = 0;  // 0: derived per forward, 2 * number of chunks (paper: m = 2l/n_buckets)
   int64_t n_hashes = 1;
   bool attend_across_buckets = false;
@@ -86,6 +87,7 @@ class LshAttention final : public lra::Mixer {
   int64_t rotation_columns(int64_t max_len) const {
     if (opt_.n_buckets == 1) return 0;
     if (opt_.n_buckets > 0) return opt_.n_buckets / 2;
+    if (opt_.n_chunks > 0) return opt_.n_chunks;  // at most n_chunks chunks at any length
     return std::max<int64_t>(1, (max_len + opt_.chunk_len - 1) / opt_.chunk_len);
   }
 
@@ -101,7 +103,9 @@ class LshAttention final : public lra::Mixer {
   Geometry geometry(int64_t L) const {
     Geometry g{};
     g.length = L;
-    g.chunk = opt_.chunk_len;
+    // LRA pads L to the next multiple of 10 (a whole 10 more when it is one) and cuts
+    // it into 10 chunks: floor(L / 10) + 1 positions each.
+    g.chunk = opt_.n_chunks > 0 ? L / opt_.n_chunks + 1 : opt_.chunk_len;
     g.n_chunks = std::max<int64_t>(1, (L + g.chunk - 1) / g.chunk);
     g.padded = g.n_chunks * g.chunk;
     if (opt_.n_buckets > 0) {
@@ -168,17 +172,17 @@ class LshAttention final : public lra::Mixer {
 
   // The LSH neighbourhood of one hash round, from sorted indices and buckets: key j is in
   // query i's set iff it shares i's bucket (unless attend_across_buckets) and lies in i's
-  // chunk or the one before. Causal mode instead takes the key itself plus the chunk_len
-  // sorted slots before it: with same-bucket keys those are the chunk_len latest earlier
+  // chunk or the one before. Causal mode instead takes the key itself plus the `chunk`
+  // sorted slots before it: with same-bucket keys those are the `chunk` latest earlier
   // tokens of the bucket, a set that future tokens cannot change (chunk boundaries can).
   at::Tensor is_co_located(const at::Tensor& q_rank, const at::Tensor& k_rank, const at::Tensor& q_bucket,
-                           const at::Tensor& k_bucket) const {
+                           const at::Tensor& k_bucket, int64_t chunk) const {
     at::Tensor near;
     if (causal_) {
       auto d = q_rank - k_rank;
-      near = d.ge(0).logical_and(d.le(opt_.chunk_len));
+      near = d.ge(0).logical_and(d.le(chunk));
     } else {
-      auto qc = at::div(q_rank, opt_.chunk_len, "trunc"), kc = at::div(k_rank, opt_.chunk_len, "trunc");
+      auto qc = at::div(q_rank, chunk, "trunc"), kc = at::div(k_rank, chunk, "trunc");
       near = kc.eq(qc).logical_or(kc.eq(qc - 1));
     }
     return opt_.attend_across_buckets ? near : near.logical_and(q_bucket.eq(k_bucket));
@@ -187,8 +191,8 @@ class LshAttention final : public lra::Mixer {
   // For every (query, key slot) of round r: in how many rounds r' the pair is co-located.
   // Dividing by it (subtracting its log) counts a key attended in several rounds once, so
   // the combined output is exact softmax over the union of the rounds' sets (paper §2.3).
-  at::Tensor duplicate_counts(const at::Tensor& buckets, const at::Tensor& rank, const Slots& q,
-                              const Slots& k) const {
+  at::Tensor duplicate_counts(const at::Tensor& buckets, const at::Tensor& rank, const Slots& q, const Slots& k,
+                              int64_t chunk) const {
     const int64_t R = buckets.size(2);
     auto in_all_rounds = [&](const at::Tensor& meta, const at::Tensor& pos) {  // -> [B, H, R', R, ...]
       auto shape = pos.sizes().vec();
@@ -197,7 +201,7 @@ class LshAttention final : public lra::Mixer {
       return meta.gather(3, idx).view(shape);
     };
     auto hits = is_co_located(in_all_rounds(rank, q.pos), in_all_rounds(rank, k.pos),
-                              in_all_rounds(buckets, q.pos), in_all_rounds(buckets, k.pos));
+                              in_all_rounds(buckets, q.pos), in_all_rounds(buckets, k.pos), chunk);
     return hits.sum(2).clamp_min(1);
   }
 
@@ -217,7 +221,7 @@ class LshAttention final : public lra::Mixer {
     const Slots q{query_side(sorted.pos), query_side(sorted.bucket), query_side(sorted.rank)};
     const Slots k{key_side(sorted.pos), key_side(sorted.bucket), key_side(sorted.rank)};
 
-    auto allowed = is_co_located(q.rank, k.rank, q.bucket, k.bucket).logical_and(k.bucket.lt(g.n_buckets));
+    auto allowed = is_co_located(q.rank, k.rank, q.bucket, k.bucket, g.chunk).logical_and(k.bucket.lt(g.n_buckets));
     if (causal_) allowed = allowed.logical_and(k.pos.le(q.pos));
 
     // In-place fills are safe for autograd here: matmul and subtraction do not keep
@@ -225,7 +229,7 @@ class LshAttention final : public lra::Mixer {
     auto scaled_q = chunked(sq, g) / std::sqrt(static_cast<double>(head_dim_));
     auto logits = at::matmul(scaled_q, with_previous(chunked(sk, g)).transpose(-2, -1));
     logits.masked_fill_(k.pos.eq(q.pos), kSelfLogit);
-    if (buckets.size(2) > 1) logits = logits - duplicate_counts(buckets, rank, q, k).to(logits.dtype()).log();
+    if (buckets.size(2) > 1) logits = logits - duplicate_counts(buckets, rank, q, k, g.chunk).to(logits.dtype()).log();
     logits.masked_fill_(allowed.logical_not(), lra::ops::kMaskedLogit);
 
     auto lse = logits.logsumexp(-1, /*keepdim=*/true);
@@ -257,10 +261,14 @@ class LshAttention final : public lra::Mixer {
 std::vector<lra::OptionSpec> options() {
   return {
       {"chunk_len", int64_t{64},
-       "sorted positions per chunk; each chunk attends to itself and the previous chunk (LRA: its padded length / 10, "
-       "i.e. 10 chunks)"},
+       "sorted positions per chunk; each chunk attends to itself and the previous chunk (LRA cut a fixed number "
+       "of chunks instead: see n_chunks)"},
+      {"n_chunks", int64_t{0},
+       "> 0: cut the sorted sequence into at most this many chunks of floor(L / n_chunks) + 1 positions, whatever "
+       "the length, and ignore chunk_len (LRA: 10, its n_hashes x n_buckets chunks of its padded length); "
+       "0 = chunks of chunk_len"},
       {"n_buckets", int64_t{0},
-       "hash buckets, 1 or even; 0 = 2 * ceil(L / chunk_len) per forward, the paper's m = 2l/n_buckets (LRA: 10)"},
+       "hash buckets, 1 or even; 0 = 2 x the number of chunks per forward, the paper's m = 2l/n_buckets (LRA: 10)"},
       {"n_hashes", int64_t{1}, "hash rounds, combined with the paper's logsumexp weighting (LRA: 1)"},
       {"attend_across_buckets", false,
        "also attend to keys of other buckets inside the chunk window (not allowed in causal mode)"},
@@ -270,10 +278,12 @@ std::vector<lra::OptionSpec> options() {
 std::shared_ptr<lra::Mixer> create(const lra::MixerSpec& spec, const lra::ParamReader& o) {
   LshOptions opt;
   opt.chunk_len = o.get_int("chunk_len");
+  opt.n_chunks = o.get_int("n_chunks");
   opt.n_buckets = o.get_int("n_buckets");
   opt.n_hashes = o.get_int("n_hashes");
   opt.attend_across_buckets = o.get_bool("attend_across_buckets");
   require(opt.chunk_len >= 1, "chunk_len must be >= 1");
+  require(opt.n_chunks >= 0, "n_chunks must be >= 0 (0 = chunks of chunk_len)");
   require(opt.n_hashes >= 1, "n_hashes must be >= 1");
   require(opt.n_buckets == 0 || opt.n_buckets == 1 || (opt.n_buckets >= 2 && opt.n_buckets % 2 == 0),
           "n_buckets must be 0 (derived), 1 or even (angular LSH uses argmax over [xR, -xR])");

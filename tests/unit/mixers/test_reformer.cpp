@@ -188,6 +188,31 @@ TEST(Reformer, DerivedBucketCountIsTwicePerChunk) {
   EXPECT_LT(real_diff(m->forward(x, mask), dense_reference(*m, x, pairs), mask), 1e-5);
 }
 
+// LRA's geometry (reference settings): 10 chunks of floor(L / 10) + 1 sorted positions at
+// any length, n_buckets 10, other-bucket keys in the window attended.
+TEST(Reformer, FixedChunkCountIsLrasGeometry) {
+  for (const int64_t L : {65, 40, 120}) {
+    SCOPED_TRACE(L);
+    const int64_t chunk = L / 10 + 1;  // 65 -> 7 (LRA pads to 70), 40 -> 5 (pads to 50), 120 -> 13 (pads to 130)
+    lra::Params lra_geometry = {{"n_chunks", int64_t{10}}, {"chunk_len", int64_t{64}}, {"n_buckets", int64_t{10}},
+                                {"attend_across_buckets", true}};
+    auto m = make_mixer("reformer", spec(), lra_geometry);
+    auto x = random_input(2, L, D, 9);
+    auto mask = lengths_mask(L, {L, L - 11});
+    torch::NoGradGuard g;
+    const auto pairs = lsh_pairs(*m, x, mask, {chunk, 10, 1, /*across=*/true});
+    EXPECT_LT(real_diff(m->forward(x, mask), dense_reference(*m, x, pairs), mask), 1e-5);
+    // Not the 64-position chunks of chunk_len: those would make every pair allowed at these lengths.
+    EXPECT_LT(pairs.to(torch::kFloat).mean().item<double>(), 0.6);
+  }
+  // The rotations cover 10 buckets whatever max_len is.
+  auto m = make_mixer("reformer", spec(), {{"n_chunks", int64_t{10}}});
+  EXPECT_EQ(named(*m, "rotations").size(-1), 10) << "n_buckets 0: 2 x 10 chunks";
+  EXPECT_THROW(make_mixer("reformer", spec(), {{"n_chunks", int64_t{-1}}}), lra::Error);
+  EXPECT_TRUE(no_future_leak(*make_mixer("reformer", spec(true), {{"n_chunks", int64_t{4}}, {"n_buckets", int64_t{4}}}),
+                             45, D));
+}
+
 TEST(Reformer, PaddingInvariant) {
   EXPECT_TRUE(padding_invariant(*make_mixer("reformer", spec()), 48, D));
   EXPECT_TRUE(padding_invariant(*make_mixer("reformer", spec(), params({8, 4, 2})), 48, D));
