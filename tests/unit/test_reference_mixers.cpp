@@ -346,3 +346,13 @@ TEST(ReferenceSettings, FixturePluginGetsNone) {
   EXPECT_TRUE(r.reference_settings.is_null());
   EXPECT_EQ(std::get<int64_t>(r.options.at("ballast")), 0);
 }
+
+// Released with lra-v1.2 and frozen like the official manifests
+// (docs/releases.md): results name it by this hash in
+// plugin.reference_settings.sha256, and the leaderboard compares their
+// options with it. A change is a new file (reference-mixers/lra-v2.toml), not
+// an edit of this one.
+TEST(ReferenceTable, ReleasedBytesArePinned) {
+  EXPECT_EQ(reference_table().sha256(), "91a445510301325df26a227d956ef1fe295128c7e2767d84b7fa6e6f997c019b")
+      << "manifests/reference-mixers/lra-v1.toml was edited after its release";
+}
