@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "cli/conformance.h"
 #include "common/build_info.h"
 #include "lra/status.h"
 
@@ -162,6 +163,16 @@ int run_cli(int argc, char** argv) {
   std::string inspect_target;
   auto* in = app.add_subcommand("inspect", "Show a plugin's descriptor, build facts, compatibility and options");
   in->add_option("plugin", inspect_target, "PATH to a .so or a plugin NAME")->required();
+  bool inspect_check = false;
+  InspectCheckArgs ic;
+  in->add_flag("--check", inspect_check,
+               "Also run the conformance checks (shape, finite, deterministic, padding_mask, causal, "
+               "attention_probs) on small random inputs; a failed check is exit 3");
+  in->add_option("--length", ic.length, "--check: sequence length")->capture_default_str();
+  in->add_option("--d-model", ic.d_model, "--check: model width (also the q/k/v width)")->capture_default_str();
+  in->add_option("--heads", ic.heads, "--check: heads")->capture_default_str();
+  in->add_option("--layers", ic.layers, "--check: layers (one mixer each)")->capture_default_str();
+  in->add_option("--set", ic.sets, "--check: mixer.NAME=VALUE, the plugin's own options");
 
   auto* pl = app.add_subcommand("plugins", "List discovered plugins with kinds, versions and status");
 
@@ -191,7 +202,10 @@ int run_cli(int argc, char** argv) {
   if (*lbc) return leaderboard_command(lb);
   if (*g) return data_generate_command(gen);
   if (*c) return data_check_command(check_task, check_dir, check_threads);
-  if (*in) return inspect_command(inspect_target);
+  if (*in) {
+    const int rc = inspect_command(inspect_target);
+    return rc != 0 || !inspect_check ? rc : inspect_check_command(inspect_target, ic);
+  }
   if (*pl) return plugins_command();
   if (*v) return verify_command(verify_paths);
   return static_cast<int>(ErrorKind::usage);

@@ -1,6 +1,7 @@
 #include "cli/child_runs.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -88,6 +89,47 @@ std::string last_error_line(const std::string& log_file) {
       error = line;
   }
   return error.empty() ? last : error;
+}
+
+namespace {
+
+bool is_error_line(const std::string& line) {
+  return line.find("error:") != std::string::npos || line.find("ERROR") != std::string::npos ||
+         line.find("[error]") != std::string::npos || line.find("internal error") != std::string::npos;
+}
+
+std::string without_prefix(std::string line) {
+  for (const char* p : {"lrahost: error: ", "lrahost: "})
+    if (line.rfind(p, 0) == 0) return line.substr(std::strlen(p));
+  return line;
+}
+
+}  // namespace
+
+std::string child_failure(int exit_code, const std::string& log_file) {
+  const std::string line = last_error_line(log_file);
+  if (is_error_line(line) || exit_code <= 128) return without_prefix(line);
+  const int sig = exit_code - 128;
+  const char* name = sig == SIGKILL   ? "SIGKILL"
+                     : sig == SIGTERM ? "SIGTERM"
+                     : sig == SIGSEGV ? "SIGSEGV"
+                     : sig == SIGABRT ? "SIGABRT"
+                     : sig == SIGBUS  ? "SIGBUS"
+                     : sig == SIGFPE  ? "SIGFPE"
+                     : sig == SIGINT  ? "SIGINT"
+                                      : nullptr;
+  std::string what = std::string("killed by ") + (name ? std::string(name) : "signal " + std::to_string(sig)) +
+                     " (exit " + std::to_string(exit_code) + ")";
+  if (!line.empty()) what += "; last output: " + line;
+  return what;
+}
+
+std::string run_log_error(const std::string& run_dir) {
+  std::ifstream in(fs::path(run_dir) / "run.log");
+  std::string line, last;
+  while (std::getline(in, line))
+    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
+  return is_error_line(last) ? without_prefix(last) : "";
 }
 
 }  // namespace lra::host

@@ -27,4 +27,14 @@ int run_self(const std::vector<std::string>& args, const std::string& log_file);
 // else its last non-empty line; "" when unreadable. What a summary shows.
 std::string last_error_line(const std::string& log_file);
 
+// Why a child run failed, for a summary: its error line without the
+// "lrahost: error: " prefix (a plugin crash reads "plugin 'X' crashed
+// (SIGSEGV) in forward at step N ..."), or, when the child was killed by a
+// signal and printed no error, "killed by SIGKILL (exit 137)".
+std::string child_failure(int exit_code, const std::string& log_file);
+
+// The last line of DIR/run.log when it is an error (every error that ends a
+// run is; docs/cli.md), else "".
+std::string run_log_error(const std::string& run_dir);
+
 }  // namespace lra::host

@@ -19,11 +19,13 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
+#include "cli/conformance.h"
 #include "cli/mixer_options.h"
 #include "cli/official_registry.h"
 #include "cli/run_support.h"
 #include "common/atomic_file.h"
 #include "common/build_info.h"
+#include "common/plugin_calls.h"
 #include "common/sha256.h"
 #include "forgetting/corpus.h"
 #include "forgetting/lm_training.h"
@@ -278,13 +280,27 @@ int torchscript_command(const ForgetArgs& a, spdlog::logger& log) {
   return 0;
 }
 
+// Positions of the LM: rotary inside mixers that declare LRA_CAP_ROTARY; for
+// any other causal mixer, the manifest's model.positions_without_rotary.
+std::string lm_positions(const Descriptor& d, const Manifest& manifest) {
+  if (d.capabilities & LRA_CAP_ROTARY) return "rotary";
+  const std::string& p = manifest.model.positions_without_rotary;
+  if (p.empty())
+    throw Error(ErrorKind::plugin,
+                "plugin '" + d.name + "' does not declare LRA_CAP_ROTARY, and " + manifest.source +
+                    " gives the LM positions only through rotary embeddings in the mixers (it has no "
+                    "model.positions_without_rotary, as releases before forgetting-v1.2); use the current official "
+                    "or smoke manifest, or add --set model.positions_without_rotary=none (or sinusoidal)");
+  return p;
+}
+
 int plugin_command(const ForgetArgs& a, spdlog::logger& log) {
   const auto wall_start = std::chrono::steady_clock::now();
   const LoadedPlugin& mixer = open_plugin(*a.plugin, LRA_KIND_MIXER);
-  if (!(mixer.descriptor.capabilities & LRA_CAP_CAUSAL) || !(mixer.descriptor.capabilities & LRA_CAP_ROTARY))
+  if (!(mixer.descriptor.capabilities & LRA_CAP_CAUSAL))
     throw Error(ErrorKind::plugin, "plugin '" + mixer.descriptor.name + "' cannot be the mixer of a causal LM: the "
-                                       "forgetting curve needs LRA_CAP_CAUSAL and LRA_CAP_ROTARY (causal masking and "
-                                       "rotary positions, lra/rotary.h); it declares " +
+                                       "forgetting curve needs LRA_CAP_CAUSAL (position i reads only positions <= i); "
+                                       "it declares " +
                                        nlohmann::json(capability_names(mixer.descriptor.capabilities)).dump());
 
   Manifest manifest = a.manifest ? load_manifest_file(*a.manifest) : load_preset(kForgettingTask, a.preset);
@@ -331,19 +347,28 @@ int plugin_command(const ForgetArgs& a, spdlog::logger& log) {
 
   // Models: the same LM with the reference softmax attention sets the budget.
   CausalLMSpec spec{manifest.model, kByteVocab, static_cast<uint64_t>(manifest.train.seed)};
+  spec.positions = lm_positions(mixer.descriptor, manifest);
   torch::manual_seed(manifest.train.seed);
   const int64_t reference_params = count_parameters(*CausalLM(spec, make_reference_attention));
   const ParamBudget budget = compute_param_budget(reference_params, manifest.rules.param_budget_ratio);
   torch::manual_seed(manifest.train.seed);
-  CausalLM model(spec, plugin_mixer_factory(mixer, mixer_options));
+  const MixerFactory make_mixer = plugin_mixer_factory(mixer, mixer_options);
+  std::vector<lra::MixerSpec> mixer_specs;  // each block's, for the conformance checks
+  CausalLM model(spec, recording_specs(make_mixer, &mixer_specs));
   const int64_t total_params = count_parameters(*model);
   log.info("model: {} parameters ({} in the mixers); reference {}; budget {}", with_commas(total_params),
            with_commas(model->mixer_parameters()), with_commas(reference_params), with_commas(budget.budget));
   enforce_param_budget(budget, total_params, mixer.descriptor.name);
+  // The plugin keeps the promises its descriptor makes, causal above all (cli/conformance.h).
+  log.info("{}", enforce_conformance(mixer.descriptor.name,
+                                     check_conformance(mixer.descriptor.capabilities, make_mixer, mixer_specs,
+                                                       {1, static_cast<uint64_t>(manifest.train.seed), true,
+                                                        spec.rotary_base, pick_device(a.device).str()})));
 
   const fs::path out = prepare_out(a.out);
   fs::create_directories(out);
   log.sinks().push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>((out / "run.log").string(), true));
+  plugin_calls::set_log_file((out / "run.log").string());  // errors and crashes end run.log too
   const torch::Device device = pick_device(a.device);
   const bool bf16 = device.is_cuda() && !a.fp32;
   log.info("lrahost {} — forgetting curve of {} ({} division), device {}{}, out {}", build_info().version,
@@ -387,6 +412,7 @@ int plugin_command(const ForgetArgs& a, spdlog::logger& log) {
                     {"options", params_json(mixer_options)}}},
         {"params", {{"total", total_params}, {"mixer", model->mixer_parameters()}, {"reference", reference_params},
                     {"budget", budget.budget}}},
+        {"positions", spec.positions},  // "rotary" inside the mixers, else model.positions_without_rotary
         {"manifest", manifest.source},
         {"manifest_sha256", choices.manifest_sha256},
         {"manifest_release", release ? nlohmann::json(release->version) : nlohmann::json(nullptr)},

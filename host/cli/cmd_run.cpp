@@ -20,11 +20,13 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
+#include "cli/conformance.h"
 #include "cli/mixer_options.h"
 #include "cli/official_registry.h"
 #include "leaderboard/paper_table.h"
 #include "cli/run_support.h"
 #include "common/build_info.h"
+#include "common/plugin_calls.h"
 #include "common/sha256.h"
 #include "device/device.h"
 #include "data/task_data.h"
@@ -107,11 +109,17 @@ int run_command(const RunArgs& a) {
   const ParamBudget budget = compute_param_budget(reference_params, manifest.rules.param_budget_ratio);
   torch::manual_seed(manifest.train.seed);
   const MixerFactory make_mixer = plugin_mixer_factory(mixer, mixer_options);
-  Classifier model(spec, make_mixer);
+  std::vector<lra::MixerSpec> mixer_specs;  // each block's, for the conformance checks
+  Classifier model(spec, recording_specs(make_mixer, &mixer_specs));
   const int64_t total_params = count_parameters(*model);
   log->info("model: {} parameters ({} in the mixers); reference Transformer {}; budget {}", with_commas(total_params),
             with_commas(model->mixer_parameters()), with_commas(reference_params), with_commas(budget.budget));
   enforce_param_budget(budget, total_params, mixer.descriptor.name);
+  // The plugin keeps the promises its descriptor makes, at this task's shape (cli/conformance.h).
+  log->info("{}", enforce_conformance(mixer.descriptor.name,
+                                      check_conformance(mixer.descriptor.capabilities, make_mixer, mixer_specs,
+                                                        {2, static_cast<uint64_t>(manifest.train.seed), false, 10000.0,
+                                                         pick_device(a.device).str()})));
 
   // 5. The run directory: created only now that every check passed.
   const std::filesystem::path out =
@@ -147,6 +155,7 @@ int run_command(const RunArgs& a) {
   if (lead) {
     std::filesystem::create_directories(out);
     log->sinks().push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>((out / "run.log").string(), true));
+    plugin_calls::set_log_file((out / "run.log").string());  // errors and crashes end run.log too
   }
   log->info("lrahost {} — {} on {} ({} preset, {} division), seed {}, run dir {}", build_info().version,
             mixer.descriptor.name, a.task, a.manifest ? "custom" : a.preset, division.name, manifest.train.seed, out.string());

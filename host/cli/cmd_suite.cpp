@@ -162,7 +162,7 @@ int suite_command(const SuiteArgs& a) {
         std::printf("FAILED (%s)\n", rec["error"].get<std::string>().c_str());
       }
     } else {
-      rec["error"] = last_error_line(r.log.string());
+      rec["error"] = child_failure(code, r.log.string());
       std::printf("FAILED (exit %d): %s\n", code, rec["error"].get<std::string>().c_str());
     }
     if (code != 0 && first_failure == 0) first_failure = code;

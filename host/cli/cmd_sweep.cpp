@@ -90,9 +90,11 @@ int make_plan(const SweepArgs& a) {
       const std::string index = std::to_string(e["index"].get<int64_t>());
       const int code = run_self({"sweep", "--run-index", index, out.string()},
                                 (out / "logs" / ("local_" + index + ".out")).string());
+      const std::string log = (out / "logs" / ("local_" + index + ".out")).string();
       std::printf("  [%lld] %s on %s, seed %lld: %s\n", static_cast<long long>(e["index"].get<int64_t>()),
                   e["plugin"].get<std::string>().c_str(), e["task"].get<std::string>().c_str(),
-                  static_cast<long long>(e["seed"].get<int64_t>()), code == 0 ? "done" : ("FAILED (exit " + std::to_string(code) + ")").c_str());
+                  static_cast<long long>(e["seed"].get<int64_t>()),
+                  code == 0 ? "done" : ("FAILED (exit " + std::to_string(code) + "): " + child_failure(code, log)).c_str());
       failed += code != 0;
     }
     std::printf("sweep: %d of %zu runs failed; gather with lrahost sweep --collect %s\n", failed, entries.size(), out.c_str());
@@ -184,7 +186,10 @@ int collect(const SweepArgs& a) {
     const fs::path file = fs::path(e["out"].get<std::string>()) / "result.json";
     std::ifstream in(file);
     try {
-      if (!in) throw std::runtime_error("no result.json");
+      if (!in) {  // a run that ended with an error has it as run.log's last line
+        const std::string why = run_log_error(e["out"].get<std::string>());
+        throw std::runtime_error(why.empty() ? "no result.json" : "no result.json: " + why);
+      }
       ScoreInput input{file.string(), json::parse(in)};
       check_score_input(input);
       results.push_back(std::move(input));

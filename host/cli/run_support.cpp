@@ -8,6 +8,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <torch/cuda.h>
 
+#include "common/plugin_calls.h"
 #include "lra/status.h"
 
 namespace lra::host {
@@ -54,8 +55,12 @@ std::shared_ptr<spdlog::logger> make_logger() {
 }
 
 MixerFactory plugin_mixer_factory(const LoadedPlugin& mixer, const lra::Params& options) {
+  // Faults in the plugin's code from here on name it (common/plugin_calls.h).
+  plugin_calls::set_plugin(mixer.descriptor.name);
+  plugin_calls::install_crash_handler();
   return [&mixer, options](const lra::MixerSpec& ms) {
     std::shared_ptr<lra::Mixer> m;
+    plugin_calls::Call call("create");
     if (auto st = mixer.mixer().create(ms, options, &m); !st.ok())
       throw Error(st.kind == ErrorKind::internal ? ErrorKind::plugin : st.kind,
                   "plugin '" + mixer.descriptor.name + "' could not build its mixer: " + st.message);

@@ -8,6 +8,7 @@
 #include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/adamw.h>
 
+#include "common/plugin_calls.h"
 #include "lra/status.h"
 #include "manifest/schedule.h"
 #include "train/autocast.h"
@@ -88,6 +89,7 @@ LmTrainResult train_causal_lm(CausalLM& model, const std::vector<int32_t>& train
   const int64_t report_every = std::max<int64_t>(1, std::min<int64_t>(t.eval_every, 50));
 
   for (int64_t step = 0; step < t.steps; ++step) {
+    plugin_calls::set_phase("training", step + 1);  // named by plugin faults (common/plugin_calls.h)
     const double lr = schedule(step);
     for (auto& g : opt.param_groups()) static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
     auto starts = order.next(t.batch_size);
@@ -99,7 +101,10 @@ LmTrainResult train_causal_lm(CausalLM& model, const std::vector<int32_t>& train
       CudaBf16Autocast autocast(o.bf16 && o.device.is_cuda());
       loss = next_token_loss(model, batch, at::Reduction::Mean);
     }
-    loss.backward();
+    {
+      plugin_calls::Call call("backward");  // the mixers' backward runs here
+      loss.backward();
+    }
     if (t.grad_clip > 0) torch::nn::utils::clip_grad_norm_(model->parameters(), t.grad_clip);
     opt.step();
     window_loss += loss.detach().to(torch::kDouble);
@@ -118,6 +123,7 @@ LmTrainResult train_causal_lm(CausalLM& model, const std::vector<int32_t>& train
     nlohmann::json h = {{"step", step + 1}, {"lr", lr}, {"train_loss", r.final_train_loss}};
     if (eval_now) {
       const auto t0 = Clock::now();
+      plugin_calls::set_phase("evaluation", step + 1);
       auto [loss_value, tokens] = held_out_loss(model, test, o.seq_len, t.eval_batch_size, o.eval_windows, o.device, o.bf16);
       eval_time += seconds_since(t0);
       h["test_loss"] = loss_value;

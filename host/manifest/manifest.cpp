@@ -171,6 +171,7 @@ const std::vector<FieldDef>& model_fields() {
       LRA_NUM(model, attention_dropout), LRA_STR(model, pooling), LRA_STR(model, positions),
       LRA_INT(model, max_len),
       LRA_STR_OPTIONAL(model, padding_mask),
+      LRA_STR_OPTIONAL(model, positions_without_rotary),
   };
   return f;
 }
@@ -440,6 +441,12 @@ void validate_impl(const Manifest& m, const Ctx& ctx) {
         "task \"forgetting\" gives positions through the mixers: expected \"rotary\"");
   if (lm && md.padding_mask != "length")
     bad("model.padding_mask", quote(md.padding_mask), "task \"forgetting\" has no padding: expected \"length\"");
+  if (!md.positions_without_rotary.empty()) {
+    if (!lm)
+      bad("model.positions_without_rotary", quote(md.positions_without_rotary),
+          "only task \"forgetting\" (a causal LM) has this key; the classifier's positions are model.positions");
+    one_of("model.positions_without_rotary", md.positions_without_rotary, {"none", "sinusoidal"});
+  }
   if (!lm && md.pooling == "none")
     bad("model.pooling", "\"none\"", "only task \"forgetting\" (a causal LM) has no pooling; expected one of cls, mean, first");
   if (!lm && md.positions == "rotary")
@@ -709,7 +716,7 @@ nlohmann::json to_json(const Manifest& m) {
       default: data[k] = std::get<std::string>(v); break;
     }
   }
-  return json{
+  json out = json{
       {"model",
        {{"layers", md.layers},
         {"d_model", md.d_model},
@@ -742,6 +749,9 @@ nlohmann::json to_json(const Manifest& m) {
       {"data", data},
       {"rules", {{"param_budget_ratio", m.rules.param_budget_ratio}, {"seeds", trial_seeds(m)}}},
   };
+  // Only where the manifest has it: resolved configurations of older releases stay as they were.
+  if (!md.positions_without_rotary.empty()) out["model"]["positions_without_rotary"] = md.positions_without_rotary;
+  return out;
 }
 
 std::vector<int64_t> trial_seeds(const Manifest& m) {

@@ -44,6 +44,13 @@ struct ModelConfig {
   //                    the image tasks black pixels (id 0) are masked as keys, and
   //                    an inserted CLS copies the first position's mask (quirk Q1).
   std::string padding_mask = "length";
+  // Optional key, task "forgetting" only (added in forgetting-v1.2): the
+  // positions of the causal LM when its mixer does not declare LRA_CAP_ROTARY.
+  // Absent ("") = such mixers are refused, what releases before it did;
+  // "none" (no explicit positions: causal mixing orders tokens by itself) or
+  // "sinusoidal" (added to the token embeddings, extended to any length, since
+  // the curve measures beyond the training length).
+  std::string positions_without_rotary;
 };
 
 struct TrainConfig {

@@ -5,6 +5,7 @@
 #include <torch/nn/init.h>
 
 #include "lra/attention.h"
+#include "model/mixer_call.h"
 
 namespace lra::host {
 namespace {
@@ -98,9 +99,7 @@ BlockImpl::BlockImpl(const ModelConfig& m, std::shared_ptr<lra::Mixer> mx) : mix
 }
 
 torch::Tensor BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& mask) {
-  auto mixed = mixer->forward(ln_mix(x), mask);
-  TORCH_CHECK(mixed.sizes() == x.sizes(), "mixer returned shape ", mixed.sizes(), " for input ", x.sizes(),
-              "; a mixer must map [B, L, D] to [B, L, D]");
+  auto mixed = call_mixer(*mixer, ln_mix(x), mask);  // faults named: plugin, call, step
   auto h = x + drop(mixed);
   // jax.nn.gelu defaults to the tanh approximation.
   auto f = drop(fc2(drop(torch::gelu(fc1(ln_ffn(h)), "tanh"))));

@@ -3,6 +3,7 @@
 #include <torch/nn/init.h>
 
 #include "lra/status.h"
+#include "model/mixer_call.h"
 
 namespace lra::host {
 
@@ -39,7 +40,7 @@ LlamaBlockImpl::LlamaBlockImpl(const CausalLMSpec& s, std::shared_ptr<lra::Mixer
 }
 
 torch::Tensor LlamaBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& mask) {
-  auto h = x + drop(mixer->forward(mix_norm(x), mask));
+  auto h = x + drop(call_mixer(*mixer, mix_norm(x), mask));
   auto f = ffn_norm(h);
   return h + drop(down(torch::silu(gate(f)) * up(f)));
 }
@@ -51,11 +52,16 @@ CausalLMImpl::CausalLMImpl(const CausalLMSpec& spec, const MixerFactory& make_mi
     torch::NoGradGuard g;
     torch::nn::init::normal_(embed->weight, 0.0, 0.02);
   }
+  if (spec.positions == "sinusoidal") {
+    pos_ = register_buffer("pos", sinusoidal_positions(m.max_len, m.d_model));
+  } else if (spec.positions != "rotary" && spec.positions != "none") {
+    throw Error(ErrorKind::internal, "causal LM positions '" + spec.positions + "' (expected rotary, none, sinusoidal)");
+  }
   drop = register_module("drop", torch::nn::Dropout(m.dropout));
   for (int64_t i = 0; i < m.layers; ++i) {
     lra::MixerSpec ms = mixer_spec(m, m.max_len, i, spec.seed);
     ms.causal = true;
-    ms.rotary_base = spec.rotary_base;
+    ms.rotary_base = spec.positions == "rotary" ? spec.rotary_base : 0.0;
     auto mixer = make_mixer(ms);
     if (!mixer) throw Error(ErrorKind::plugin, "the mixer factory returned no module for layer " + std::to_string(i));
     blocks_.push_back(register_module("block" + std::to_string(i), LlamaBlock(spec, mixer)));
@@ -69,7 +75,14 @@ torch::Tensor CausalLMImpl::forward(const torch::Tensor& ids) {
   // Causal LM inputs are never padded: no mask (lra/mixer.h), which also lets
   // fused attention kernels take their causal fast path.
   const torch::Tensor mask;
-  auto x = drop(embed(ids));
+  auto x = embed(ids);
+  if (pos_.defined()) {
+    // The curve measures beyond the training length: sinusoids extend to any length.
+    const int64_t T = ids.size(1);
+    const auto pos = T <= pos_.size(0) ? pos_.narrow(0, 0, T) : sinusoidal_positions(T, pos_.size(1)).to(pos_.device());
+    x = x + pos.to(x.dtype());
+  }
+  x = drop(x);
   for (auto& b : blocks_) x = b(x, mask);
   return lm_head(final_norm(x));
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <torch/nn/module.h>
@@ -30,6 +31,10 @@ struct CausalLMSpec {
   int64_t vocab_size = kByteVocab;
   uint64_t seed = 0;                 // passed to mixers for their own fixed randomness
   double rotary_base = 10000.0;      // Llama's default theta
+  // Where positions come from: "rotary" (inside the mixers, MixerSpec::rotary_base),
+  // or for mixers without LRA_CAP_ROTARY "none" or "sinusoidal" (added to the
+  // token embeddings, extended to any length; the mixers then get rotary_base = 0).
+  std::string positions = "rotary";
   double norm_eps = 1e-5;            // RMSNorm epsilon (Llama)
 };
 
@@ -60,7 +65,8 @@ TORCH_MODULE(LlamaBlock);
 
 class CausalLMImpl : public torch::nn::Module {
  public:
-  // make_mixer receives MixerSpec{causal = true, rotary_base = spec.rotary_base}.
+  // make_mixer receives MixerSpec{causal = true, rotary_base = spec.rotary_base
+  // with positions "rotary", else 0}.
   CausalLMImpl(const CausalLMSpec& spec, const MixerFactory& make_mixer);
   // ids: [B, T] int64 -> next-token logits [B, T, vocab].
   torch::Tensor forward(const torch::Tensor& ids);
@@ -70,6 +76,7 @@ class CausalLMImpl : public torch::nn::Module {
  private:
   CausalLMSpec spec_;
   torch::nn::Embedding embed{nullptr};
+  torch::Tensor pos_;  // [max_len, d_model] sinusoids for positions "sinusoidal" (a buffer)
   torch::nn::Dropout drop{nullptr};
   std::vector<LlamaBlock> blocks_;
   RMSNorm final_norm{nullptr};

@@ -1,5 +1,6 @@
 #include "plugins/descriptor.h"
 
+#include <cstdio>
 #include <cstring>
 
 #include "lra/build_facts.h"
@@ -97,7 +98,9 @@ Descriptor read_descriptor(const std::filesystem::path& file) {
     throw Error(ErrorKind::plugin, "'" + file.string() + "': plugin descriptor truncated (" +
                                        std::to_string(bytes->size()) + " bytes)");
   std::memcpy(&r, bytes->data(), std::min(bytes->size(), sizeof r));
-  return descriptor_from_record(r, file);
+  Descriptor d = descriptor_from_record(r, file);
+  d.section_size = bytes->size();
+  return d;
 }
 
 std::vector<std::string> compatibility_problems(const Descriptor& p, const Descriptor& h,
@@ -120,6 +123,18 @@ std::vector<std::string> compatibility_problems(const Descriptor& p, const Descr
   if (p.struct_size < kPluginInfoSizeV1_0)
     out.push_back("descriptor is " + std::to_string(p.struct_size) + " bytes, ABI " +
                   std::to_string(h.abi_major) + " needs at least " + std::to_string(kPluginInfoSizeV1_0));
+  if (p.section_size > 0 && p.struct_size > p.section_size)
+    out.push_back("descriptor claims struct_size " + std::to_string(p.struct_size) + " bytes, its " +
+                  LRA_PLUGIN_SECTION + " section holds only " + std::to_string(p.section_size) +
+                  ": a corrupt or hand-written record; build the plugin with lra_add_plugin() and LRA_MIXER_PLUGIN");
+  if (const uint32_t unknown = p.capabilities & ~kKnownCapabilities; unknown != 0) {
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "0x%08x", unknown);
+    out.push_back(std::string("descriptor declares capability bits ") + hex + " that SDK ABI " +
+                  std::to_string(h.abi_major) + "." + std::to_string(h.abi_minor) +
+                  " does not define (known: causal, attention_probs, padding_mask, rotary): declare only LRA_CAP_* "
+                  "constants from lra/abi.h");
+  }
   if (p.torch_version != h.torch_version)
     out.push_back("plugin built against LibTorch " + p.torch_version + ", host runs " + h.torch_version +
                   ": rebuild the plugin against the host's LibTorch");

@@ -16,10 +16,16 @@ namespace lra::host {
 inline constexpr uint32_t kPluginInfoSizeV1_0 = sizeof(lra_plugin_info);  // no field appended since 1.0
 inline constexpr uint32_t kPluginApiSizeV1_0 = sizeof(lra_plugin_api);    // no field appended since 1.0
 
+// Every capability bit this host's SDK defines; a descriptor declaring any
+// other bit is refused (a bit the host does not know is a promise it cannot check).
+inline constexpr uint32_t kKnownCapabilities =
+    LRA_CAP_CAUSAL | LRA_CAP_ATTENTION_PROBS | LRA_CAP_PADDING_MASK | LRA_CAP_ROTARY;
+
 // The fields of lra_plugin_info as safe C++ strings (the file may be hostile).
 struct Descriptor {
   std::filesystem::path file;
   uint32_t struct_size = 0, magic = 0, kind = 0, capabilities = 0;
+  uint64_t section_size = 0;  // bytes of the file's .lra_plugin section (0: not read from a file)
   uint16_t abi_major = 0, abi_minor = 0;
   int32_t cxx11_abi = 0;
   std::string torch_version, stdlib, compiler, name, version, description;

@@ -8,6 +8,7 @@
 #include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/adamw.h>
 
+#include "common/plugin_calls.h"
 #include "lra/status.h"
 #include "manifest/schedule.h"
 #include "train/autocast.h"
@@ -130,6 +131,7 @@ TrainResult train_and_evaluate(Classifier& model, const lra::Dataset& data, cons
 
   r.steps = first_step;
   for (int64_t step = first_step; step < t.steps; ++step) {
+    plugin_calls::set_phase("training", step + 1);  // named by plugin faults (common/plugin_calls.h)
     // s = updates done before this one, so the very first update uses lr(0).
     const double lr = learning_rate(t, step);
     for (auto& g : opt.param_groups()) static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
@@ -149,7 +151,10 @@ TrainResult train_and_evaluate(Classifier& model, const lra::Dataset& data, cons
         // gradient is that of the mean loss over the batch.
         loss = torch::cross_entropy_loss(logits, labels, {}, at::Reduction::Sum) / t.batch_size;
       }
-      loss.backward();
+      {
+        plugin_calls::Call call("backward");  // the mixers' backward runs here
+        loss.backward();
+      }
       window_loss += loss.detach().to(torch::kDouble) * t.batch_size;
       window_correct += logits.argmax(-1).eq(labels).sum().to(torch::kDouble);
     }
@@ -204,6 +209,7 @@ TrainResult train_and_evaluate(Classifier& model, const lra::Dataset& data, cons
                           {"train_accuracy", r.final_train_accuracy}};
       if (eval_now && evaluates) {
         const auto t0 = Clock::now();
+        plugin_calls::set_phase("evaluation", step + 1);
         auto v = evaluate(model, data.val, o.max_len, t.eval_batch_size, o.device, bf16);
         eval_time += seconds_since(t0);
         h["val_loss"] = v.loss;
@@ -251,6 +257,7 @@ TrainResult train_and_evaluate(Classifier& model, const lra::Dataset& data, cons
   // Test on the final parameters, as LRA's image tasks do and as its ListOps
   // test-only run was meant to (the restore there is reported broken).
   const auto t0 = Clock::now();
+  plugin_calls::set_phase("evaluation", r.steps);
   if (evaluates) r.test = evaluate(model, data.test, o.max_len, t.eval_batch_size, o.device, bf16);
   eval_time += seconds_since(t0);
   r.eval_seconds = eval_time;

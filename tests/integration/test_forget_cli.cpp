@@ -165,6 +165,32 @@ TEST(ForgetCli, LinearTransformerTrainsInTheSameLm) {
   EXPECT_EQ(j["model"]["overrides"].size(), 3u);
 }
 
+// A causal mixer without LRA_CAP_ROTARY (forgetting-v1.2): the manifest's
+// model.positions_without_rotary decides the LM's positions, recorded in forgetting.json.
+TEST(ForgetCli, CausalMixerWithoutRotaryTrainsWithTheManifestsPositions) {
+  TempDir d;
+  write_text(d.path() / "corpus.txt", fixture_text(120000));
+  const std::string base = "forget --plugin performer --preset smoke --set train.decay_steps=20 --set train.warmup=5 "
+                           "--set train.steps=40 --corpus " + (d.path() / "corpus.txt").string();
+  auto o = lrahost(base + " --out " + (d.path() / "none").string());
+  ASSERT_EQ(o.code, 0) << o.output;
+  json j = read_json(d.path() / "none" / "forgetting.json");
+  EXPECT_EQ(j["model"]["positions"], "none");
+  EXPECT_EQ(j["model"]["config"]["model"]["positions_without_rotary"], "none");
+  EXPECT_NE(o.output.find("conformance checks passed"), std::string::npos) << o.output;
+
+  auto s = lrahost(base + " --set model.positions_without_rotary=sinusoidal --out " + (d.path() / "sin").string());
+  ASSERT_EQ(s.code, 0) << s.output;
+  EXPECT_EQ(read_json(d.path() / "sin" / "forgetting.json")["model"]["positions"], "sinusoidal");
+
+  // A rotary mixer keeps rotary whatever the key says.
+  auto r = lrahost("forget --plugin transformer --preset smoke --set train.decay_steps=20 --set train.warmup=5 "
+                   "--set train.steps=30 --corpus " + (d.path() / "corpus.txt").string() + " --out " +
+                   (d.path() / "rot").string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(read_json(d.path() / "rot" / "forgetting.json")["model"]["positions"], "rotary");
+}
+
 TEST(ForgetCli, BadInvocationsFailCleanlyWithTheirExitCodes) {
   TempDir d;
   const std::string out = " --out " + (d.path() / "out").string();
@@ -178,9 +204,12 @@ TEST(ForgetCli, BadInvocationsFailCleanlyWithTheirExitCodes) {
       {"forget" + out, 2, "exactly one of --plugin"},
       {"forget --plugin transformer --torchscript x.pt" + out, 2, "exactly one of"},
       {"forget --plugin no_such_mixer --preset smoke" + out, 3, "no_such_mixer"},  // as `run`: a plugin error
-      // performer is causal but does not apply rotary positions.
-      {"forget --plugin performer --preset smoke --corpus " + (d.path() / "corpus.txt").string() + out, 3,
-       "LRA_CAP_ROTARY"},
+      // performer is causal but does not apply rotary positions: releases before forgetting-v1.2 refuse it.
+      {"forget --plugin performer --manifest " LRA_SOURCE_DIR "/manifests/released/forgetting-v1.1/forgetting.toml "
+       "--corpus " + (d.path() / "corpus.txt").string() + out, 3, "model.positions_without_rotary"},
+      // linformer has no causal mode at all.
+      {"forget --plugin linformer --preset smoke --corpus " + (d.path() / "corpus.txt").string() + out, 3,
+       "LRA_CAP_CAUSAL"},
       {"forget --plugin transformer --preset smoke --corpus " + (d.path() / "tiny.txt").string() + out, 5, "tiny.txt"},
       {"forget --plugin transformer --preset smoke --corpus " + (d.path() / "missing.txt").string() + out, 5,
        "missing.txt"},

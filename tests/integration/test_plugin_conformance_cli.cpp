@@ -66,5 +66,126 @@ TEST_F(PluginIssue17, ReservedWordModuleNamesSaveResumeAndLoad) {
   EXPECT_TRUE(fs::exists(run / "span.json"));
 }
 
+// --- conformance checks: each lying fixture is caught before training, by name ---
+
+struct Lie {
+  const char* fixture;
+  const char* check;  // the check named in the error
+  const char* hint;   // part of the measured detail
+};
+
+class Conformance : public PluginIssue17, public ::testing::WithParamInterface<Lie> {};
+
+TEST_P(Conformance, RunRefusesTheLyingFixtureBeforeTraining) {
+  const Lie lie = GetParam();
+  const auto out = dir_->path() / (std::string("lie-") + lie.fixture);
+  auto o = lrahost(tiny_fixture_run(lie.fixture, data(), out));
+  EXPECT_EQ(o.code, 3) << o.output;
+  EXPECT_NE(o.output.find(std::string("plugin '") + lie.fixture + "' failed the conformance check '" + lie.check + "'"),
+            std::string::npos)
+      << o.output;
+  EXPECT_NE(o.output.find(lie.hint), std::string::npos) << o.output;
+  EXPECT_FALSE(fs::exists(out)) << "a refused plugin must leave no run directory";
+  // The same lie through `inspect --check`.
+  auto i = lrahost("inspect --check " + fixture_plugin(lie.fixture));
+  EXPECT_EQ(i.code, 3) << i.output;
+  EXPECT_NE(i.output.find(std::string("conformance check '") + lie.check + "'"), std::string::npos) << i.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Lies, Conformance,
+    ::testing::Values(Lie{"fixture_wrong_shape", "shape", "returned [2, 48, 32] for input [2, 49, 32]"},
+                      Lie{"fixture_non_finite", "finite", "outputs are NaN or infinite"},
+                      Lie{"fixture_nondeterministic", "deterministic", "differ by up to"},
+                      Lie{"fixture_read_padding", "padding_mask", "changed by up to"},
+                      Lie{"fixture_peek_future", "causal", "changed by up to"},
+                      Lie{"fixture_no_probs", "attention_probs", "last_attention() is an undefined tensor"},
+                      Lie{"fixture_bad_probs", "attention_probs", "expected [B, heads, L, L]"}),
+    [](const ::testing::TestParamInfo<Lie>& p) { return std::string(p.param.check) + "_" + std::to_string(p.index); });
+
+TEST_F(PluginIssue17, HonestFixtureAndBuiltInsPassEveryCheck) {
+  for (const std::string& plugin : {fixture_plugin("fixture_honest"), std::string("transformer")}) {
+    auto i = lrahost("inspect --check " + plugin);
+    ASSERT_EQ(i.code, 0) << i.output;
+    for (const char* check : {"shape", "finite", "deterministic", "padding_mask", "causal", "attention_probs"})
+      EXPECT_NE(i.output.find(std::string(check) + " "), std::string::npos) << check << "\n" << i.output;
+    EXPECT_EQ(i.output.find("failed"), std::string::npos) << i.output;
+    EXPECT_NE(i.output.find("conformance checks passed: shape, finite, deterministic, padding_mask, causal, "
+                            "attention_probs"),
+              std::string::npos)
+        << i.output;
+  }
+  auto run = lrahost(tiny_fixture_run("fixture_honest", data(), dir_->path() / "honest"));
+  ASSERT_EQ(run.code, 0) << run.output;
+  EXPECT_NE(run.output.find("conformance checks passed"), std::string::npos) << run.output;
+}
+
+// --- descriptors the host cannot trust are refused before loading ---
+
+TEST_F(PluginIssue17, UnknownCapabilityBitsAndOversizedDescriptorsAreRefused) {
+  auto caps = lrahost("inspect " + fixture_plugin("fixture_unknown_caps"));
+  EXPECT_EQ(caps.code, 3) << caps.output;
+  EXPECT_NE(caps.output.find("capability bits 0x00100000"), std::string::npos) << caps.output;
+  auto run = lrahost(tiny_fixture_run("fixture_unknown_caps", data(), dir_->path() / "caps"));
+  EXPECT_EQ(run.code, 3) << run.output;
+  EXPECT_NE(run.output.find("capability bits 0x00100000"), std::string::npos) << run.output;
+
+  // Its static constructor aborts: exit 3 (not 134) proves it was never loaded.
+  auto size = lrahost(tiny_fixture_run("fixture_oversized_descriptor", data(), dir_->path() / "size"));
+  EXPECT_EQ(size.code, 3) << size.output;
+  EXPECT_NE(size.output.find("section holds only"), std::string::npos) << size.output;
+}
+
+// --- faults in plugin code: named, with documented exit codes, last line of run.log ---
+
+struct Fault {
+  const char* fixture;
+  int code;
+  const char* message;  // after "plugin 'FIXTURE' "
+};
+
+class Faults : public PluginIssue17, public ::testing::WithParamInterface<Fault> {};
+
+TEST_P(Faults, NamedWithPluginCallAndStep) {
+  const Fault f = GetParam();
+  const auto out = dir_->path() / (std::string("fault-") + f.fixture);
+  auto o = lrahost(tiny_fixture_run(f.fixture, data(), out));
+  EXPECT_EQ(o.code, f.code) << o.output;
+  const std::string line = std::string("plugin '") + f.fixture + "' " + f.message;
+  EXPECT_NE(o.output.find("lrahost: error: " + line), std::string::npos) << o.output;
+  EXPECT_NE(last_line(out / "run.log").find(line), std::string::npos) << read_text(out / "run.log");
+  EXPECT_FALSE(fs::exists(out / "result.json"));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    PluginCode, Faults,
+    ::testing::Values(
+        Fault{"fixture_throw_forward", 3, "failed in forward at step 4 (training): deliberate failure in forward()"},
+        Fault{"fixture_late_wrong_shape", 3, "failed in forward at step 4 (training): returned [32, 49, 16] for input"},
+        Fault{"fixture_segv", 6, "crashed (SIGSEGV) in forward at step 4 (training)"},
+        Fault{"fixture_abort", 6, "crashed (SIGABRT) in forward at step 4 (training)"},
+        Fault{"fixture_fpe", 6, "crashed (SIGFPE) in forward at step 4 (training)"},
+        Fault{"fixture_bus", 6, "crashed (SIGBUS) in forward at step 4 (training)"}),
+    [](const ::testing::TestParamInfo<Fault>& p) { return std::string(p.param.fixture).substr(8); });
+
+TEST_F(PluginIssue17, CreateFailureNamesThePlugin) {
+  auto o = lrahost(tiny_fixture_run("fixture_throw", data(), dir_->path() / "create"));
+  EXPECT_EQ(o.code, 3) << o.output;
+  EXPECT_NE(o.output.find("plugin 'fixture_throw' could not build its mixer: deliberate failure in create()"),
+            std::string::npos)
+      << o.output;
+}
+
+TEST_F(PluginIssue17, SuiteRecordsTheCrash) {
+  std::string args = tiny_fixture_run("fixture_segv", data(), (dir_->path() / "suite").string());
+  args.replace(0, 3, "suite");
+  args.replace(args.find("--task listops"), 14, "--tasks listops");
+  auto o = lrahost(args);
+  EXPECT_EQ(o.code, 6) << o.output;
+  const auto suite = nlohmann::json::parse(read_text(dir_->path() / "suite" / "suite.json"));
+  const std::string error = suite.dump();
+  EXPECT_NE(error.find("plugin 'fixture_segv' crashed (SIGSEGV) in forward at step 4"), std::string::npos) << error;
+}
+
 }  // namespace
 }  // namespace lra::test

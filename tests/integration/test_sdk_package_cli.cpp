@@ -151,6 +151,29 @@ TEST(SdkPackage, ExampleBuildsOutOfTreeAgainstTheInstalledSdkAndRuns) {
   EXPECT_EQ(result["plugin"]["options"]["dilated"], true);
   EXPECT_TRUE(result["metrics"]["test_accuracy"].is_number()) << result.dump(2);
 
+  // 6b. Issue 17: it resumes from a checkpoint (its module names load back) and, causal without
+  // rotary positions, trains the forgetting curve's LM (smoke manifest, a few steps).
+  std::string ckpt = lra::test::tiny_run_args((tmp.path() / "data").string(), (tmp.path() / "ckpt").string()) +
+                     " --set train.checkpoint_every=5";
+  ckpt.replace(ckpt.find(builtin), builtin.size(), "--plugin " + quoted(plugin));
+  auto checkpointed = shell(host + " " + ckpt);
+  ASSERT_EQ(checkpointed.code, 0) << checkpointed.output;
+  fs::remove(tmp.path() / "ckpt/result.json");
+  auto resumed = shell(host + " " + ckpt + " --resume");
+  EXPECT_EQ(resumed.code, 0) << resumed.output;
+  EXPECT_TRUE(contains(resumed.output, "resumed from")) << resumed.output;
+  {
+    std::string text;
+    while (text.size() < 120000) text += "The jury said the election was conducted fairly. A small boat drifted by. ";
+    lra::test::write_text(tmp.path() / "corpus.txt", text);
+  }
+  auto forgot = shell(host + " forget --plugin " + quoted(plugin) + " --preset smoke --set train.decay_steps=10 " +
+                      "--set train.warmup=5 --set train.steps=30 --corpus " + quoted(tmp.path() / "corpus.txt") +
+                      " --out " + quoted(tmp.path() / "forget"));
+  ASSERT_EQ(forgot.code, 0) << forgot.output;
+  const auto curve = nlohmann::json::parse(lra::test::read_text(tmp.path() / "forget/forgetting.json"));
+  EXPECT_EQ(curve["model"]["positions"], "none");
+
   // 7. The same file, loaded the way the host loads it, honours padding and causality exactly.
   const auto& loaded = lra::host::load_plugin(plugin, LRA_KIND_MIXER);
   const lra::Params options = lra::host::resolve_mixer_options(loaded, {{"kernel_size", "5"}});

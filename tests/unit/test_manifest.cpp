@@ -216,6 +216,21 @@ TEST(Manifest, ForgettingTaskNeedsACausalLmShape) {
   EXPECT_EQ(m.model.pooling, "none");
   EXPECT_EQ(m.model.positions, "rotary");
   EXPECT_EQ(m.train.decay_steps, 800);
+  // forgetting-v1.2: positions for mixers without rotary; absent = "" (refused, as before).
+  EXPECT_EQ(m.model.positions_without_rotary, "none");
+  const std::string absent = replace_once(text, "positions_without_rotary = \"none\"", "");
+  EXPECT_EQ(parse_manifest(absent, "f.toml").model.positions_without_rotary, "");
+  EXPECT_FALSE(to_json(parse_manifest(absent, "f.toml"))["model"].contains("positions_without_rotary"));
+  EXPECT_EQ(parse_manifest(replace_once(text, "positions_without_rotary = \"none\"",
+                                        "positions_without_rotary = \"sinusoidal\""), "f.toml")
+                .model.positions_without_rotary,
+            "sinusoidal");
+  expect_error([&] { parse_manifest(replace_once(text, "positions_without_rotary = \"none\"",
+                                                 "positions_without_rotary = \"learned\""), "f.toml"); },
+               ErrorKind::rules, {"model.positions_without_rotary", "learned"});
+  expect_error([&] { parse_manifest(replace_once(std::string(find_official("listops")->text), "positions = ",
+                                                 "positions_without_rotary = \"none\"\npositions = "), "l.toml"); },
+               ErrorKind::rules, {"model.positions_without_rotary", "forgetting"});
   expect_error([&] { parse_manifest(replace_once(text, "pooling = \"none\"", "pooling = \"cls\""), "f.toml"); },
                ErrorKind::rules, {"f.toml", "model.pooling", "\"cls\"", "causal language model"});
   expect_error([&] { parse_manifest(replace_once(text, "positions = \"rotary\"", "positions = \"learned\""), "f.toml"); },
@@ -450,6 +465,11 @@ TEST(Manifest, ToJson) {
   for (auto it = j["model"].begin(); it != j["model"].end(); ++it) model_keys_json.push_back(it.key());
   for (auto it = j["train"].begin(); it != j["train"].end(); ++it) train_keys_json.push_back(it.key());
   std::vector<std::string> want_model = model_keys(), want_train = train_keys();
+  // model.positions_without_rotary (forgetting only, forgetting-v1.2) is written only where the
+  // manifest sets it, so resolved configurations of every earlier manifest stay byte for byte.
+  want_model.erase(std::remove(want_model.begin(), want_model.end(), "positions_without_rotary"), want_model.end());
+  EXPECT_EQ(to_json(load_preset("forgetting", "official"))["model"]["positions_without_rotary"], "none");
+  EXPECT_EQ(to_json(load_preset("forgetting", "smoke"))["model"]["positions_without_rotary"], "none");
   std::sort(want_model.begin(), want_model.end());
   std::sort(want_train.begin(), want_train.end());
   EXPECT_EQ(model_keys_json, want_model);

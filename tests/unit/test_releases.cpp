@@ -45,6 +45,7 @@ const std::vector<Pin>& pins() {
     {"lra-v1.2", "pathx", "2030c58a31e5a35862a89bbe285f6d5890c547133fe32067cd59dd479ad48ccf"},
     {"forgetting-v1.0", "forgetting", "352cb21eb9f35229afc869803143ba3998238f7f796783d6aeecbb2823ee5242"},
     {"forgetting-v1.1", "forgetting", "1920bca89c6fea9dcfc8b18d258637b10a79938210ae99bf39b1cc2687fe2fa4"},
+    {"forgetting-v1.2", "forgetting", "4aa795166a9f5a23e2d938c81dd871c68c25f86d97711c954289e67bdc011e79"},
   };
   return p;
 }
