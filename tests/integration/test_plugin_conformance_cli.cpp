@@ -187,5 +187,20 @@ TEST_F(PluginIssue17, SuiteRecordsTheCrash) {
   EXPECT_NE(error.find("plugin 'fixture_segv' crashed (SIGSEGV) in forward at step 4"), std::string::npos) << error;
 }
 
+TEST_F(PluginIssue17, SweepRecordsTheCrashLocallyAndWhenCollecting) {
+  const auto dir = dir_->path() / "sweep";
+  auto o = lrahost("sweep --plugins " + fixture_plugin("fixture_segv") + " --tasks listops --seeds 0 --preset smoke " +
+                   "--data-dir " + data() + " --out " + dir.string() + tiny_sets());
+  ASSERT_EQ(o.code, 0) << o.output;
+  const std::string crash = "plugin 'fixture_segv' crashed (SIGSEGV) in forward at step 4";
+  EXPECT_NE(o.output.find("FAILED (exit 6): " + crash), std::string::npos) << o.output;
+  // --collect (as after a Slurm array) finds it as the last line of the run's run.log.
+  auto c = lrahost("sweep --collect " + dir.string());
+  ASSERT_EQ(c.code, 0) << c.output;
+  const auto lb = nlohmann::json::parse(read_text(dir / "leaderboard.json"));
+  ASSERT_EQ(lb["missing"].size(), 1u) << lb.dump(2);
+  EXPECT_NE(lb["missing"][0]["reason"].get<std::string>().find(crash), std::string::npos) << lb.dump(2);
+}
+
 }  // namespace
 }  // namespace lra::test
