@@ -9,6 +9,8 @@
 #include <sstream>
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Context.h>
+#include <ATen/detail/CUDAHooksInterface.h>
 #include <c10/util/Exception.h>
 #include <torch/torch.h>
 
@@ -89,23 +91,34 @@ struct Checks {
   }
 };
 
-// Restores LibTorch's CPU generator when the checks end, however they end.
+// Restores LibTorch's generators (CPU and each GPU's: the checks reseed them
+// all) when the checks end, however they end.
 class GeneratorGuard {
  public:
   GeneratorGuard() {
-    auto gen = at::detail::getDefaultCPUGenerator();
-    std::lock_guard<std::mutex> lock(gen.mutex());
-    state_ = gen.get_state();
+    for (auto& gen : generators()) {
+      std::lock_guard<std::mutex> lock(gen.mutex());
+      states_.push_back(gen.get_state());
+    }
   }
   ~GeneratorGuard() {
-    auto gen = at::detail::getDefaultCPUGenerator();
-    std::lock_guard<std::mutex> lock(gen.mutex());
-    gen.set_state(state_);
+    auto gens = generators();
+    for (size_t i = 0; i < gens.size() && i < states_.size(); ++i) {
+      std::lock_guard<std::mutex> lock(gens[i].mutex());
+      gens[i].set_state(states_[i]);
+    }
     plugin_calls::set_phase(nullptr, 0);
   }
 
  private:
-  at::Tensor state_;
+  static std::vector<at::Generator> generators() {
+    std::vector<at::Generator> out{at::detail::getDefaultCPUGenerator()};
+    const int64_t gpus = at::hasCUDA() ? at::detail::getCUDAHooks().getNumGPUs() : 0;
+    for (int64_t i = 0; i < gpus; ++i)
+      out.push_back(at::globalContext().defaultGenerator(c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(i))));
+    return out;
+  }
+  std::vector<at::Tensor> states_;
 };
 
 bool same_spec(const lra::MixerSpec& a, const lra::MixerSpec& b) {
