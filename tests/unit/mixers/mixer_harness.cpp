@@ -65,7 +65,8 @@ torch::Tensor reference_attention(lra::Mixer& m, const torch::Tensor& x, const t
   auto q = lra::ops::split_heads(torch::matmul(x, weight(m, "proj.q.weight").t()), heads);
   auto k = lra::ops::split_heads(torch::matmul(x, weight(m, "proj.k.weight").t()), heads);
   auto v = lra::ops::split_heads(torch::matmul(x, weight(m, "proj.v.weight").t()), heads);
-  auto out = lra::ops::softmax_attention(q, k, v, mask, causal, 0.0, false);
+  // Self-attention masks queries too, as LRA does (a padded query's row is uniform; test_pixel_mask.cpp).
+  auto out = lra::ops::softmax_attention(q, k, v, mask, causal, 0.0, false, nullptr, {}, causal ? torch::Tensor() : mask);
   return torch::matmul(lra::ops::merge_heads(out), weight(m, "proj.o.weight").t());
 }
 
