@@ -61,12 +61,12 @@ torch::Tensor lengths_mask(int64_t L, const std::vector<int64_t>& lengths) {
 }
 
 torch::Tensor reference_attention(lra::Mixer& m, const torch::Tensor& x, const torch::Tensor& mask, int64_t heads,
-                                  bool causal) {
+                                  bool causal, bool mask_queries) {
   auto q = lra::ops::split_heads(torch::matmul(x, weight(m, "proj.q.weight").t()), heads);
   auto k = lra::ops::split_heads(torch::matmul(x, weight(m, "proj.k.weight").t()), heads);
   auto v = lra::ops::split_heads(torch::matmul(x, weight(m, "proj.v.weight").t()), heads);
-  // Self-attention masks queries too, as LRA does (a padded query's row is uniform; test_pixel_mask.cpp).
-  auto out = lra::ops::softmax_attention(q, k, v, mask, causal, 0.0, false, nullptr, {}, causal ? torch::Tensor() : mask);
+  auto out = lra::ops::softmax_attention(q, k, v, mask, causal, 0.0, false, nullptr, {},
+                                         mask_queries && !causal ? mask : torch::Tensor());
   return torch::matmul(lra::ops::merge_heads(out), weight(m, "proj.o.weight").t());
 }
 

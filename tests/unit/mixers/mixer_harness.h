@@ -30,8 +30,11 @@ torch::Tensor lengths_mask(int64_t L, const std::vector<int64_t>& lengths);
 
 // Softmax attention with the mixer's own projections (parameters proj.q/k/v/o,
 // as registered by lra::QKVO under the name "proj").
+// mask_queries: a padded query's row is uniform over every key, as LRA's
+// outer-product mask makes it (the SDK's multi_head_attention, `transformer`);
+// otherwise padded queries attend to the real keys like any other.
 torch::Tensor reference_attention(lra::Mixer& mixer, const torch::Tensor& x, const torch::Tensor& mask,
-                                  int64_t heads, bool causal);
+                                  int64_t heads, bool causal, bool mask_queries = false);
 
 // Softmax attention with the mixer's projections restricted to the [L, L]
 // boolean pattern `allowed` (query row, key column): the slow, obvious
