@@ -170,7 +170,7 @@ Dataset load_cifar(const fs::path& root, const LoadOptions& o) {
              " = the first 90% of data_batch_1..5 in file order, validation " + with_commas(nval) +
              " = the last 10%, test " + with_commas(ntest) +
              " from test_batch.bin; grayscale as LRA (tf.image.rgb_to_grayscale on uint8), 1024 pixels row-major, "
-             "token = gray value (0 = black, not padding). LRA takes TFDS's train[90%:] as validation, and TFDS's "
+             "token = gray value (0 = black; the lra-v1 manifests mask it as LRA did, model.padding_mask). LRA takes TFDS's train[90%:] as validation, and TFDS's "
              "example order differs from the binary files, so the validation images differ from LRA's (the test "
              "set is the same)";
   std::string partial;

@@ -13,7 +13,7 @@ namespace lra::image {
 
 inline constexpr int64_t kPixels = 1024;            // 32 x 32
 inline constexpr int64_t kRecordBytes = 1 + 3 * kPixels;  // label, then R, G, B planes
-inline constexpr int64_t kVocabSize = 256;          // the gray value; 0 is black, not padding
+inline constexpr int64_t kVocabSize = 256;          // the gray value; 0 is black (masked only by model.padding_mask = "nonzero_tokens")
 inline constexpr int64_t kNumClasses = 10;
 inline constexpr int64_t kFullTrain = 50000, kFullTest = 10000;
 
