@@ -89,8 +89,6 @@ int run_command(const RunArgs& a) {
   // Built-in mixers start from the task's LRA reference settings (manifests/reference-mixers/), then --set.
   const RunMixerOptions resolved = resolve_run_mixer_options(mixer, mixer_sets, a.task, manifest.name);
   const lra::Params& mixer_options = resolved.options;
-  if (const auto what = describe_reference_settings(resolved.reference_settings); !what.empty())
-    log->info("mixer options: {}", what);
   const RunDivision division = classify_run(choices);
 
   // 3. Data (generated on demand for synthetic tasks) and its fingerprint.
@@ -164,6 +162,9 @@ int run_command(const RunArgs& a) {
               release->current ? "" : " (superseded by " + release->superseded_by + ")");
   if (release && !release->note.empty()) log->info("release note: {}", release->note);
   for (const auto& r : division.reasons) log->info("open division: {}", r);
+  // Logged once run.log exists, so the file says which settings the mixer ran with.
+  if (const auto what = describe_reference_settings(resolved.reference_settings); !what.empty())
+    log->info("mixer options: {}", what);
 
   torch::Device device = pick_device(a.device);
   if (device.is_cuda() && ranks.world_size > 1) device = torch::Device(torch::kCUDA, ranks.local_rank);
