@@ -120,6 +120,21 @@ TEST_F(PluginIssue17, HonestFixtureAndBuiltInsPassEveryCheck) {
   EXPECT_NE(run.output.find("conformance checks passed"), std::string::npos) << run.output;
 }
 
+// Reformer's LRA reference settings attend across buckets, which its causal
+// mode refuses: a bidirectional run is not refused for that; the causal check
+// says it was not made, and why.
+TEST_F(PluginIssue17, OptionsThatRuleOutCausalModeSkipTheCausalCheck) {
+  std::string args = lra::test::tiny_run_args(data(), (dir_->path() / "reformer").string());
+  args.replace(args.find("--plugin transformer"), 20, "--plugin reformer");
+  auto run = lrahost(args);
+  ASSERT_EQ(run.code, 0) << run.output;
+  EXPECT_NE(run.output.find("the mixer refuses causal mode with this run's options"), std::string::npos) << run.output;
+  // A causal promise it breaks in causal mode is still caught where it runs causally.
+  args.append(" --set mixer.attend_across_buckets=false");
+  args.replace(args.find("/reformer"), 9, "/reformer-2");
+  EXPECT_EQ(lrahost(args).code, 0);
+}
+
 // --- descriptors the host cannot trust are refused before loading ---
 
 TEST_F(PluginIssue17, UnknownCapabilityBitsAndOversizedDescriptorsAreRefused) {
