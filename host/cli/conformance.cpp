@@ -11,10 +11,10 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Context.h>
 #include <ATen/detail/CUDAHooksInterface.h>
-#include <c10/util/Exception.h>
 #include <torch/torch.h>
 
 #include "common/plugin_calls.h"
+#include "model/mixer_call.h"
 #include "lra/status.h"
 
 namespace lra::host {
@@ -40,18 +40,7 @@ std::string shape_of(const torch::Tensor& t) {
 // The plugin's forward, reseeded, marked as plugin code; an exception is a plugin fault.
 torch::Tensor forward(lra::Mixer& m, const torch::Tensor& x, const torch::Tensor& mask, uint64_t seed) {
   torch::manual_seed(seed);
-  plugin_calls::Call call("forward");
-  try {
-    return m.forward(x, mask);
-  } catch (const lra::Error& e) {
-    plugin_calls::fail("forward", e.what());
-  } catch (const c10::Error& e) {
-    std::string what = e.what_without_backtrace();
-    if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
-    plugin_calls::fail("forward", what);
-  } catch (const std::exception& e) {
-    plugin_calls::fail("forward", e.what());
-  }
+  return guarded_forward(m, x, mask);
 }
 
 double max_abs_diff(const torch::Tensor& a, const torch::Tensor& b) {

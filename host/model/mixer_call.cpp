@@ -20,23 +20,24 @@ std::string shape(const torch::Tensor& t) {
 
 }  // namespace
 
-torch::Tensor call_mixer(lra::Mixer& mixer, const torch::Tensor& x, const torch::Tensor& mask) {
-  torch::Tensor y;
-  {
-    plugin_calls::Call call("forward");
-    try {
-      y = mixer.forward(x, mask);
-    } catch (const lra::Error& e) {
-      if (e.kind() == ErrorKind::rules || e.kind() == ErrorKind::data) throw;
-      plugin_calls::fail("forward", e.what());
-    } catch (const c10::Error& e) {
-      std::string what = e.what_without_backtrace();
-      if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
-      plugin_calls::fail("forward", what);
-    } catch (const std::exception& e) {
-      plugin_calls::fail("forward", e.what());
-    }
+torch::Tensor guarded_forward(lra::Mixer& mixer, const torch::Tensor& x, const torch::Tensor& mask) {
+  plugin_calls::Call call("forward");
+  try {
+    return mixer.forward(x, mask);
+  } catch (const lra::Error& e) {
+    if (e.kind() == ErrorKind::rules || e.kind() == ErrorKind::data) throw;
+    plugin_calls::fail("forward", e.what());
+  } catch (const c10::Error& e) {
+    std::string what = e.what_without_backtrace();
+    if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
+    plugin_calls::fail("forward", what);
+  } catch (const std::exception& e) {
+    plugin_calls::fail("forward", e.what());
   }
+}
+
+torch::Tensor call_mixer(lra::Mixer& mixer, const torch::Tensor& x, const torch::Tensor& mask) {
+  const torch::Tensor y = guarded_forward(mixer, x, mask);
   if (!y.defined() || y.sizes() != x.sizes())
     plugin_calls::fail("forward", "returned " + shape(y) + " for input " + shape(x) +
                                       "; a mixer must map [B, L, D] to [B, L, D]");

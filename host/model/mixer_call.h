@@ -11,4 +11,9 @@ namespace lra::host {
 
 torch::Tensor call_mixer(lra::Mixer& mixer, const torch::Tensor& x, const torch::Tensor& mask);
 
+// The same without the shape check (the conformance checks report shapes
+// themselves): a rules or data error passes through, any other exception is
+// a plugin fault in "forward".
+torch::Tensor guarded_forward(lra::Mixer& mixer, const torch::Tensor& x, const torch::Tensor& mask);
+
 }  // namespace lra::host
