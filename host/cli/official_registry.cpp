@@ -6,12 +6,8 @@ namespace lra::host {
 
 std::vector<OfficialManifest> registry_official(const std::string& task) {
   std::vector<OfficialManifest> out;
-  for (const auto& r : released_manifests()) {
-    if (r.task != task) continue;
-    // Bytes carried unchanged into the current release are current, not superseded.
-    const auto newest = find_release(task, r.sha256);
-    out.push_back({r.version, r.sha256, r.note, newest && newest->current ? "" : r.superseded_by});
-  }
+  for (const auto& r : released_manifests())
+    if (r.task == task) out.push_back({r.version, r.sha256, r.note, r.superseded_by});
   return out;
 }
 

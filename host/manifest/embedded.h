@@ -19,4 +19,7 @@ struct EmbeddedFile {
 // Every embedded file, sorted by name.
 const std::vector<EmbeddedFile>& embedded_manifests();
 
+// The embedded file called `name` (e.g. "released/lra-v1.0/listops.toml"), or nullptr.
+const EmbeddedFile* find_embedded(std::string_view name);
+
 }  // namespace lra::host

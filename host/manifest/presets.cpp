@@ -7,7 +7,6 @@
 #include <fstream>
 #include <iterator>
 
-
 namespace lra::host {
 namespace {
 
@@ -29,13 +28,13 @@ std::string_view preset_dir(const std::string& preset) {
               "unknown preset '" + preset + "' (valid presets: " + join(preset_names()) + ")");
 }
 
+}  // namespace
+
 const EmbeddedFile* find_embedded(std::string_view name) {
   for (const auto& f : embedded_manifests())
     if (name == f.name) return &f;
   return nullptr;
 }
-
-}  // namespace
 
 const std::vector<std::string>& preset_names() {
   static const std::vector<std::string> names = {"official", "smoke"};

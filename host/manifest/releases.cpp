@@ -32,12 +32,6 @@ std::string normalised_hex(std::string s) {
   return s;
 }
 
-const EmbeddedFile* find_embedded(std::string_view name) {
-  for (const auto& f : embedded_manifests())
-    if (name == f.name) return &f;
-  return nullptr;
-}
-
 }  // namespace
 
 std::vector<ReleasedManifest> parse_releases(std::string_view text, const std::string& source, bool verify_files) {
@@ -98,9 +92,14 @@ std::vector<ReleasedManifest> parse_releases(std::string_view text, const std::s
       out.push_back(std::move(e));
     }
   }
+  for (auto& e : out) e.current = newest[e.protocol] == e.version;
+  // Bytes carried unchanged into the current release are current, not superseded.
   for (auto& e : out) {
-    e.current = newest[e.protocol] == e.version;
-    if (!e.current) e.superseded_by = newest[e.protocol];
+    if (e.current) continue;
+    const bool carried = std::any_of(out.begin(), out.end(), [&](const ReleasedManifest& c) {
+      return c.current && c.protocol == e.protocol && c.task == e.task && c.sha256 == e.sha256;
+    });
+    if (!carried) e.superseded_by = newest[e.protocol];
   }
   return out;
 }

@@ -25,7 +25,9 @@ struct ReleasedManifest {
   std::string sha256;    // lowercase hex of the file's bytes
   std::string note;      // what a reader comparing with the paper must know ("" = nothing)
   bool current = false;  // the newest release of its protocol
-  std::string superseded_by;  // the protocol's newest release when this one is older, else ""
+  // The protocol's newest release when this one is older and its bytes are not
+  // carried unchanged into the newest, else "".
+  std::string superseded_by;
 };
 
 // Every released manifest, in registry order (oldest release first). Parsed

@@ -14,10 +14,9 @@ using namespace lra::host;
 namespace {
 
 std::string embedded_text(const std::string& name) {
-  for (const auto& f : embedded_manifests())
-    if (name == f.name) return std::string(f.text);
-  ADD_FAILURE() << name << " is not embedded";
-  return {};
+  const EmbeddedFile* f = find_embedded(name);
+  if (!f) ADD_FAILURE() << name << " is not embedded";
+  return f ? std::string(f->text) : std::string();
 }
 
 }  // namespace

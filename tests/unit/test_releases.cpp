@@ -50,14 +50,8 @@ const std::vector<Pin>& pins() {
   return p;
 }
 
-const EmbeddedFile* embedded(const std::string& name) {
-  for (const auto& f : embedded_manifests())
-    if (name == f.name) return &f;
-  return nullptr;
-}
-
 std::string registry_text() {
-  const EmbeddedFile* f = embedded(kReleasesFile);
+  const EmbeddedFile* f = find_embedded(kReleasesFile);
   return f ? std::string(f->text) : std::string();
 }
 
@@ -70,7 +64,7 @@ TEST(Releases, EveryReleasedManifestKeepsItsPinnedBytes) {
     EXPECT_EQ(all[i].version, pins()[i].version) << i;
     EXPECT_EQ(all[i].task, pins()[i].task) << i;
     EXPECT_EQ(all[i].sha256, pins()[i].sha256) << all[i].version << " " << all[i].task;
-    const EmbeddedFile* f = embedded(all[i].file);
+    const EmbeddedFile* f = find_embedded(all[i].file);
     ASSERT_NE(f, nullptr) << all[i].file;
     EXPECT_EQ(sha256_hex(f->text), pins()[i].sha256)
         << all[i].file << " was edited: released bytes never change; restore it and make a new release";
