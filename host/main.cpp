@@ -1,8 +1,10 @@
 // lrahost entry point: runs the CLI and maps errors to the documented exit
-// codes (0 ok, 1 internal, 2 usage, 3 plugin rejected or failed, 4 rules, 5 data;
-// 6, a crash inside plugin code, comes from the handler in common/plugin_calls.cpp).
+// codes (0 ok, 1 internal, 2 usage, 3 plugin rejected or failed, 4 rules, 5 data,
+// 7 out of memory, 8 output not writable; 6, a crash inside plugin code, comes
+// from the handler in common/plugin_calls.cpp).
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <string>
 
 #include <c10/util/Exception.h>
@@ -18,6 +20,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "lrahost: error: %s\n", e.what());
     lra::host::plugin_calls::append_to_log(std::string("lrahost: error: ") + e.what());  // run.log's last line
     return static_cast<int>(e.kind());
+  } catch (const std::bad_alloc& e) {
+    // Places that allocate by a size read from input check it first and throw
+    // ErrorKind::memory naming what and how big; this is the last resort.
+    const std::string line = std::string("lrahost: error: out of memory (") + e.what() +
+                             "); lower the batch size, sequence length or --micro-batch";
+    std::fprintf(stderr, "%s\n", line.c_str());
+    lra::host::plugin_calls::append_to_log(line);
+    return static_cast<int>(lra::ErrorKind::memory);
   } catch (const c10::Error& e) {
     std::fprintf(stderr, "lrahost: internal error (LibTorch): %s\n", e.what_without_backtrace());
     lra::host::plugin_calls::append_to_log(std::string("lrahost: internal error (LibTorch): ") +

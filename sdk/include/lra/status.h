@@ -17,6 +17,9 @@ enum class ErrorKind : int {
   plugin = 3,    // the plugin is unusable (ABI, build facts, contract broken)
   rules = 4,     // manifest, options or parameter budget violated
   data = 5,      // data missing or malformed
+  // 6 is not a kind: it is the exit code of a crash inside plugin code.
+  memory = 7,    // an allocation failed or a size is beyond what can be allocated
+  storage = 8,   // an output could not be written (disk full, read-only, permission)
 };
 
 struct Status {
