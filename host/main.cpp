@@ -2,6 +2,7 @@
 // codes (0 ok, 1 internal, 2 usage, 3 plugin rejected or failed, 4 rules, 5 data,
 // 7 out of memory, 8 output not writable; 6, a crash inside plugin code, comes
 // from the handler in common/plugin_calls.cpp).
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <new>
@@ -14,6 +15,9 @@
 #include "lra/status.h"
 
 int main(int argc, char** argv) {
+  // Past a file-size limit (ulimit -f) write() then fails with EFBIG, which the
+  // writers report as exit 8, instead of SIGXFSZ killing the process mid-file.
+  std::signal(SIGXFSZ, SIG_IGN);
   try {
     return lra::host::run_cli(argc, argv);
   } catch (const lra::Error& e) {

@@ -3,5 +3,6 @@
 lra_unit_test(test_results
   SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/test_common.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/test_output_safety.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_results.cpp
   LIBS lra_host_results)

@@ -135,13 +135,13 @@ TEST_F(TempDir, AtomicWriteUsesTheUsualFileMode) {
   EXPECT_EQ(st.st_mode & 0777, 0644u);
 }
 
-TEST_F(TempDir, AtomicWriteFailureThrowsInternalNamingThePathAndLeavesNothing) {
+TEST_F(TempDir, AtomicWriteFailureThrowsStorageNamingThePathAndLeavesNothing) {
   const fs::path f = dir_ / "missing-subdir" / "result.json";
   try {
     write_file_atomic(f, "x");
     FAIL() << "expected lra::Error";
   } catch (const lra::Error& e) {
-    EXPECT_EQ(e.kind(), lra::ErrorKind::internal);
+    EXPECT_EQ(e.kind(), lra::ErrorKind::storage);  // exit 8 (issue 18)
     EXPECT_NE(std::string(e.what()).find(f.string()), std::string::npos) << e.what();
   }
   EXPECT_TRUE(names_in(dir_).empty());
