@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "bench/bench_report.h"
+#include "common/json_input.h"
 #include "bench/measure_step.h"
 #include "cli/commands.h"
 #include "cli/mixer_options.h"
@@ -44,7 +45,7 @@ std::map<std::string, double> accuracies_from_results(const std::vector<std::str
     if (!in) throw Error(ErrorKind::usage, "--accuracy " + f + ": cannot read the file");
     nlohmann::json j;
     try {
-      j = nlohmann::json::parse(in);
+      j = parse_json_input(in);
     } catch (const std::exception& e) {
       throw Error(ErrorKind::usage, "--accuracy " + f + ": not JSON: " + e.what());
     }
@@ -72,7 +73,7 @@ int bench_report_command(const BenchArgs& a) {
     if (!in) throw Error(ErrorKind::usage, "--report " + f + ": cannot read the file");
     nlohmann::json j;
     try {
-      j = nlohmann::json::parse(in);
+      j = parse_json_input(in);
     } catch (const std::exception& e) {
       throw Error(ErrorKind::usage, "--report " + f + ": not JSON: " + e.what());
     }

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cli/child_runs.h"
+#include "common/json_input.h"
 #include "cli/commands.h"
 #include "leaderboard/paper_reference.h"
 #include "cli/run_support.h"
@@ -150,7 +151,7 @@ int suite_command(const SuiteArgs& a) {
     if (code == 0) {
       try {
         std::ifstream in(r.out / "result.json");
-        results.push_back({(r.out / "result.json").string(), json::parse(in)});
+        results.push_back({(r.out / "result.json").string(), parse_json_input(in)});
         const double acc = results.back().result.at("metrics").at("test_accuracy").get<double>();
         rec["test_accuracy"] = acc;
         std::printf("%s, test accuracy %.2f%%\n", status == "reused" ? "kept from before" : "done", 100 * acc);

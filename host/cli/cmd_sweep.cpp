@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "cli/child_runs.h"
+#include "common/json_input.h"
 #include "cli/commands.h"
 #include "cli/run_support.h"
 #include "common/atomic_file.h"
@@ -39,7 +40,7 @@ json read_plan(const fs::path& dir) {
   std::ifstream in(dir / "sweep.json");
   if (!in) throw Error(ErrorKind::usage, (dir / "sweep.json").string() + ": no sweep plan here (make one with lrahost sweep --plugins ... --out DIR)");
   try {
-    json j = json::parse(in);
+    json j = parse_json_input(in);
     if (j.value("schema", "") != kSweepSchema) throw std::runtime_error("schema is not " + std::string(kSweepSchema));
     return j;
   } catch (const std::exception& e) {
@@ -190,7 +191,7 @@ int collect(const SweepArgs& a) {
         const std::string why = run_log_error(e["out"].get<std::string>());
         throw std::runtime_error(why.empty() ? "no result.json" : "no result.json: " + why);
       }
-      ScoreInput input{file.string(), json::parse(in)};
+      ScoreInput input{file.string(), parse_json_input(in)};
       check_score_input(input);
       results.push_back(std::move(input));
     } catch (const std::exception& ex) {

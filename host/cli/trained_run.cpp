@@ -1,4 +1,5 @@
 #include "cli/trained_run.h"
+#include "common/json_input.h"
 
 #include <fstream>
 #include <limits>
@@ -96,8 +97,8 @@ RunRecord read_run_record(const std::filesystem::path& dir) {
     std::stringstream ss;
     ss << in.rdbuf();
     try {
-      run.result = json::parse(ss.str());
-    } catch (const json::exception& e) {
+      run.result = parse_json_input(ss.str());
+    } catch (const JsonInputError& e) {
       throw Error(ErrorKind::data,
                   run.result_file.string() + " is not valid JSON (" + e.what() + "); " + kWhatIsExpected);
     }

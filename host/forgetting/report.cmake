@@ -8,7 +8,7 @@ add_library(lra_forgetting_report STATIC
   ${CMAKE_CURRENT_SOURCE_DIR}/plot_svg.cpp)
 target_include_directories(lra_forgetting_report PUBLIC
   ${PROJECT_SOURCE_DIR}/host ${PROJECT_SOURCE_DIR}/sdk/include)
-target_link_libraries(lra_forgetting_report PUBLIC nlohmann_json::nlohmann_json Boost::headers lra_svg)
+target_link_libraries(lra_forgetting_report PUBLIC nlohmann_json::nlohmann_json Boost::headers lra_svg lra_host_common)
 # std::string crosses into the LibTorch-linked measurement code: compile with
 # LibTorch's ABI flag (_GLIBCXX_USE_CXX11_ABI) as host/common does.
 if(TORCH_CXX_FLAGS)

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <vector>
 
+#include "common/json_input.h"
 #include "forgetting/memory_length.h"
 #include "forgetting/stats.h"
 #include "lra/status.h"
@@ -369,8 +370,8 @@ LoadedCurve load_curve_file(const std::filesystem::path& file) {
   text << in.rdbuf();
   json doc;
   try {
-    doc = json::parse(quote_non_finite(text.str()));
-  } catch (const json::parse_error& e) {
+    doc = lra::host::parse_json_input(quote_non_finite(text.str()));
+  } catch (const lra::host::JsonInputError& e) {
     throw lra::Error(lra::ErrorKind::data, source + ": not valid JSON: " + e.what() + "; " + kEitherHint);
   }
   LoadedCurve loaded;

@@ -1,4 +1,5 @@
 #include "leaderboard/board.h"
+#include "common/json_input.h"
 
 #include <algorithm>
 #include <fstream>
@@ -21,8 +22,8 @@ json parse_file(const fs::path& file, ErrorKind kind, const std::string& what) {
   std::ostringstream text;
   text << in.rdbuf();
   try {
-    return json::parse(text.str());
-  } catch (const json::parse_error& e) {
+    return parse_json_input(text.str());
+  } catch (const JsonInputError& e) {
     throw Error(kind, file.string() + ": not valid JSON (" + e.what() + "); is it a " + what + "?");
   }
 }

@@ -1,4 +1,5 @@
 #include "results/submission.h"
+#include "common/json_input.h"
 
 #include <algorithm>
 #include <fstream>
@@ -39,8 +40,11 @@ std::vector<SubmissionFile> read_submission(const std::vector<std::filesystem::p
     SubmissionFile s{f, verify_result_file(f, official), nullptr};
     if (s.report.readable) {
       std::ifstream in(f);
-      s.result = json::parse(in, nullptr, false);
-      if (s.result.is_discarded()) s.result = nullptr;
+      try {
+        s.result = parse_json_input(in);
+      } catch (const JsonInputError&) {
+        s.result = nullptr;
+      }
     }
     out.push_back(std::move(s));
   }

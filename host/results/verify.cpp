@@ -1,4 +1,5 @@
 #include "results/verify.h"
+#include "common/json_input.h"
 
 #include <algorithm>
 #include <cctype>
@@ -423,8 +424,8 @@ VerifyReport verify_result_file(const std::filesystem::path& file, const Officia
 
   json parsed;
   try {
-    parsed = json::parse(ss.str());
-  } catch (const json::parse_error& e) {
+    parsed = parse_json_input(ss.str());
+  } catch (const JsonInputError& e) {
     return unreadable(std::string("not valid JSON: ") + e.what());
   }
   VerifyReport report = verify_result_json(parsed, official);

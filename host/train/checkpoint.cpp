@@ -1,4 +1,5 @@
 #include "train/checkpoint.h"
+#include "common/json_input.h"
 
 #include <algorithm>
 #include <fstream>
@@ -101,7 +102,7 @@ CheckpointState read_checkpoint_state(const fs::path& checkpoint) {
   std::ifstream in(checkpoint / "state.json");
   if (!in) throw Error(ErrorKind::usage, "checkpoint " + checkpoint.string() + " has no readable state.json");
   try {
-    auto j = nlohmann::json::parse(in);
+    auto j = parse_json_input(in);
     return {j.at("step").get<int64_t>(), j.at("identity"), j.at("progress")};
   } catch (const std::exception& e) {
     throw Error(ErrorKind::usage, "checkpoint " + checkpoint.string() + ": state.json is malformed: " + e.what());

@@ -1,0 +1,40 @@
+// common/json_input.h — the one way the host parses JSON it reads from users
+// (result.json, forgetting.json and the reference tool's files, bench.json,
+// checkpoint state.json, sweep.json, suite.json ...). The nesting depth is
+// checked before nlohmann builds anything: a file nested 100,000 deep is a
+// 200 KB file that would otherwise overflow the stack in the recursive
+// walks (dump, digest, destructor) that follow a successful parse.
+#pragma once
+
+#include <cstddef>
+#include <istream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace lra::host {
+
+// No file the host writes or reads is nested more than a few levels deep
+// (result.json: 5); 64 leaves room for any hand-made file.
+inline constexpr int kMaxJsonDepth = 64;
+
+// A JSON input that cannot be used: malformed (the message is nlohmann's) or
+// nested too deep. Callers add the file name and turn it into their error kind.
+class JsonInputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The byte offset where `text` first opens a nesting level deeper than
+// `max_depth` ('[' or '{' outside strings), or std::string_view::npos.
+std::size_t json_depth_violation(std::string_view text, int max_depth = kMaxJsonDepth);
+
+// Parses `text`; throws JsonInputError when it is nested deeper than
+// `max_depth` (checked first, without recursion) or is not valid JSON.
+nlohmann::json parse_json_input(std::string_view text, int max_depth = kMaxJsonDepth);
+// Reads the whole stream, then as above.
+nlohmann::json parse_json_input(std::istream& in, int max_depth = kMaxJsonDepth);
+
+}  // namespace lra::host
