@@ -27,7 +27,11 @@ std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
   return out;
 }
 
-std::string quote(const std::string& s) { return nlohmann::json(s).dump(); }
+// Invalid UTF-8 (a --set value is raw command-line bytes) is shown as U+FFFD
+// instead of throwing nlohmann's type_error out of an error message.
+std::string quote(const std::string& s) {
+  return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 // Shortest text that reads back as the same double; always looks like a float.
 std::string fmt_double(double d) {

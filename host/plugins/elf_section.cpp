@@ -45,9 +45,12 @@ std::optional<std::vector<char>> read_elf_section(const std::filesystem::path& f
   if (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shnum == 0 || eh.e_shstrndx >= eh.e_shnum)
     fail(file, "ELF section table missing or malformed");
 
+  if (eh.e_shoff > size || sizeof(Elf64_Shdr) * eh.e_shnum > size - eh.e_shoff) fail(file, "truncated ELF file");
   std::vector<Elf64_Shdr> sh(eh.e_shnum);
   read_at(in, size, eh.e_shoff, sh.data(), sizeof(Elf64_Shdr) * sh.size(), file);
   const auto& strtab = sh[eh.e_shstrndx];
+  // Sizes come from the file: check them against it before allocating anything.
+  if (strtab.sh_offset > size || strtab.sh_size > size - strtab.sh_offset) fail(file, "truncated ELF file");
   std::vector<char> names(strtab.sh_size + 1, '\0');
   read_at(in, size, strtab.sh_offset, names.data(), strtab.sh_size, file);
 
@@ -55,6 +58,7 @@ std::optional<std::vector<char>> read_elf_section(const std::filesystem::path& f
     if (s.sh_name >= strtab.sh_size) continue;
     if (section != &names[s.sh_name]) continue;
     if (s.sh_type == SHT_NOBITS) fail(file, "section " + section + " has no file contents");
+    if (s.sh_offset > size || s.sh_size > size - s.sh_offset) fail(file, "truncated ELF file");
     std::vector<char> bytes(s.sh_size);
     read_at(in, size, s.sh_offset, bytes.data(), bytes.size(), file);
     return bytes;

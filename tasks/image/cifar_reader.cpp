@@ -34,7 +34,8 @@ void prepare(Split* s, int64_t n) {
 void read_file(const std::string& path, int64_t records, const std::vector<Dest>& dest) {
   std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!f) throw Error(ErrorKind::data, "image: cannot open " + path + ": " + std::strerror(errno) + "; " + kDownloadHint);
-  std::vector<unsigned char> buf(static_cast<size_t>(kRecordBytes) * 1024);
+  // Up to 1024 records at a time (no more than the file holds: a small file does not zero 3 MB).
+  std::vector<unsigned char> buf(static_cast<size_t>(kRecordBytes * std::min<int64_t>(1024, records)));
   int64_t r = 0;
   while (r < records) {
     const int64_t batch = std::min<int64_t>(1024, records - r);

@@ -1,5 +1,6 @@
 #include "tsv_reader.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -91,7 +92,11 @@ void scan(std::string_view src, Parens* parens, Emit&& emit) {
 // reference's csv writer ends rows with "\r\n").
 class LineReader {
  public:
-  LineReader(FILE* f, std::string path) : f_(f), path_(std::move(path)), buf_(1u << 22) {}
+  // `size_hint`: the file's size when known; the buffer is 4 MiB or that, when
+  // smaller (it grows for longer lines anyway), so a small file does not zero 4 MiB.
+  LineReader(FILE* f, std::string path, long size_hint)
+      : f_(f), path_(std::move(path)),
+        buf_(size_hint > 0 ? std::clamp<size_t>(static_cast<size_t>(size_hint) + 1, 4096, 1u << 22) : 1u << 22) {}
   bool next(std::string_view* line, bool* had_newline) {
     size_t scanned = begin_;
     for (;;) {
@@ -160,13 +165,14 @@ Split read_tsv(const std::string& path, ReadReport* report) {
   std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!file) throw Error(ErrorKind::data, "cannot open " + path + ": " + std::strerror(errno));
   Split split;
+  long size = -1;
   if (std::fseek(file.get(), 0, SEEK_END) == 0) {
-    const long size = std::ftell(file.get());
+    size = std::ftell(file.get());
     if (size > 0) split.tokens.reserve(static_cast<size_t>(size) / 5);  // ~6 bytes per token in the release
     std::rewind(file.get());
   }
 
-  LineReader reader(file.get(), path);
+  LineReader reader(file.get(), path, size);
   std::string_view line;
   bool had_newline = true;
   int64_t lineno = 0;

@@ -29,7 +29,11 @@ class LineReader {
   explicit LineReader(const std::string& path) : path_(path), file_(std::fopen(path.c_str(), "rb"), &std::fclose) {
     if (!file_)
       throw Error(ErrorKind::data, "retrieval: cannot open " + path + ": " + std::strerror(errno) + "; " + kDownloadHint);
-    buf_.resize(1u << 22);
+    // 4 MiB, or the file's size when smaller (the buffer grows for longer lines
+    // anyway): reading a small file does not zero 4 MiB.
+    std::error_code ec;
+    const auto size = fs::file_size(path, ec);
+    buf_.resize(ec ? size_t{1} << 22 : static_cast<size_t>(std::clamp<std::uintmax_t>(size + 1, 4096, 1u << 22)));
   }
   // False at the end of the file. *complete: the line ended with '\n'.
   bool next(std::string_view* line, bool* complete) {
