@@ -9,6 +9,21 @@
 
 namespace lra::host {
 
+namespace {
+
+// Seeds are 0..2^63-1 wherever they are read: "-7" or "99999999999999999999"
+// is a usage error, never wrapped or clamped (parse_seed_list does the same
+// for --seeds lists).
+const CLI::Validator kSeed(
+    [](std::string& s) -> std::string {
+      const bool digits = !s.empty() && s.size() <= 19 && s.find_first_not_of("0123456789") == std::string::npos;
+      if (digits && (s.size() < 19 || s <= "9223372036854775807")) return {};
+      return "a seed is an integer in 0..9223372036854775807 (2^63-1), got '" + s + "'";
+    },
+    "SEED", "seed");
+
+}  // namespace
+
 int run_cli(int argc, char** argv) {
   CLI::App app{"lrahost — trains and evaluates long-range sequence models under the fixed LRA rules"};
   app.require_subcommand(1);
@@ -24,7 +39,7 @@ int run_cli(int argc, char** argv) {
   r->add_option("--set", run.sets,
                 "KEY=VALUE override, e.g. train.steps=100 (makes the run open) or mixer.OPTION=VALUE "
                 "(the plugin's own option; stays closed)");
-  r->add_option("--seed", run.seed, "Trial seed (recorded; default: the manifest's train.seed)");
+  r->add_option("--seed", run.seed, "Trial seed (recorded; default: the manifest's train.seed)")->check(kSeed);
   r->add_option("--data-dir", run.data_dir, "Data root (default $LRA_DATA_DIR or ~/.cache/lrahost/data)");
   r->add_option("--out", run.out, "Run directory (default runs/<task>-<plugin>-<time>)");
   r->add_option("--device", run.device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
@@ -45,7 +60,7 @@ int run_cli(int argc, char** argv) {
       ->required();
   g->add_option("--out", gen.out, "Output directory")->required();
   g->add_option("--n", gen.n, "Total number of examples (default: the task's LRA size)");
-  g->add_option("--seed", gen.seed, "Generator seed");
+  g->add_option("--seed", gen.seed, "Generator seed")->check(kSeed);
   g->add_option("--threads", gen.threads, "Threads (0 = all cores)");
   std::string check_task, check_dir;
   int check_threads = 0;
@@ -76,7 +91,7 @@ int run_cli(int argc, char** argv) {
   f->add_option("--granularity-type", fg.granularity_type, "linear or log spacing of the lengths")
       ->check(CLI::IsMember({"linear", "log"}));
   f->add_option("--repeats", fg.repeats, "Samples per length (default: the manifest's)");
-  f->add_option("--seed", fg.seed, "Sampling seed (default: the manifest's data.sample_seed)");
+  f->add_option("--seed", fg.seed, "Sampling seed (default: the manifest's data.sample_seed)")->check(kSeed);
   f->add_option("--batch-tokens", fg.batch_tokens, "Tokens per forward pass while measuring (default 65536)")
       ->check(CLI::NonNegativeNumber);
   f->add_option("--title", fg.title, "--compare only: plot title");
@@ -145,7 +160,7 @@ int run_cli(int argc, char** argv) {
                                         "and head");
   sa->add_option("--run", sn.run, "Run directory written by lrahost run (result.json, model.pt)")->required();
   sa->add_option("--samples", sn.samples, "Validation examples, drawn at random")->check(CLI::PositiveNumber);
-  sa->add_option("--seed", sn.seed, "Seed of the random draw (recorded)");
+  sa->add_option("--seed", sn.seed, "Seed of the random draw (recorded)")->check(kSeed);
   sa->add_option("--batch", sn.batch, "Examples per forward pass")->check(CLI::PositiveNumber);
   sa->add_option("--out", sn.out, "Output JSON file (default: <run>/span.json)");
   sa->add_option("--data-dir", sn.data_dir, "Data root (default: as for run)");

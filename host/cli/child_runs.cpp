@@ -35,14 +35,17 @@ std::vector<int64_t> parse_seed_list(const std::string& s, const std::string& wh
   std::vector<int64_t> seeds;
   for (const auto& item : split_list(s, what)) {
     int64_t v = -1;
-    try {
-      size_t used = 0;
-      v = std::stoll(item, &used);
-      if (used != item.size()) v = -1;
-    } catch (const std::exception&) {
-      v = -1;
+    if (item.find_first_not_of("0123456789") == std::string::npos) {  // no sign, no blanks
+      try {
+        size_t used = 0;
+        v = std::stoll(item, &used);
+        if (used != item.size()) v = -1;
+      } catch (const std::exception&) {
+        v = -1;  // beyond 2^63-1
+      }
     }
-    if (v < 0) throw Error(ErrorKind::usage, what + ": '" + item + "' is not an integer >= 0");
+    if (v < 0)
+      throw Error(ErrorKind::usage, what + ": '" + item + "' is not a seed (an integer in 0..9223372036854775807)");
     if (std::find(seeds.begin(), seeds.end(), v) != seeds.end())
       throw Error(ErrorKind::usage, what + ": seed " + item + " appears twice");
     seeds.push_back(v);

@@ -15,6 +15,7 @@
 #include "cli/mixer_options.h"
 #include "cli/run_support.h"
 #include "common/atomic_file.h"
+#include "common/dir_lock.h"
 #include "common/build_info.h"
 #include "device/device.h"
 #include "lra/status.h"
@@ -84,20 +85,22 @@ int bench_report_command(const BenchArgs& a) {
   const fs::path out = a.out;
   if (fs::exists(out / "bench.json"))
     throw Error(ErrorKind::usage, "output directory " + out.string() + " already holds a bench.json; choose another --out");
-  fs::create_directories(out);
   nlohmann::json doc = {{"schema", "lrahost.bench/v1"},
                         {"results", bench::bench_points_json(points)},
                         {"merged_from", a.report},
                         {"accuracy_percent", accuracy},
                         {"finished_at", utc_now()}};
-  write_file_atomic(out / "bench.json", doc.dump(2) + "\n");
-  write_file_atomic(out / "bench.md", bench::bench_markdown(points));
-  write_file_atomic(out / "bench.svg", bench::bench_svg(points, accuracy));
+  write_files_atomic(out, {{"bench.json", doc.dump(2) + "\n"},  // all three or none
+                           {"bench.md", bench::bench_markdown(points)},
+                           {"bench.svg", bench::bench_svg(points, accuracy)}});
   std::printf("%s\nresults: %s, bench.md, bench.svg\n", bench::bench_markdown(points).c_str(), (out / "bench.json").c_str());
   return 0;
 }
 
 int bench_command(const BenchArgs& a) {
+  // One writer per output directory (common/dir_lock.h); created now, removed
+  // again when the command fails before writing anything into it.
+  const DirLock lock(a.out);
   if (!a.report.empty()) return bench_report_command(a);
   configure_cpu_threads(effective_threads(a.threads));
   auto log = make_logger();
@@ -158,7 +161,6 @@ int bench_command(const BenchArgs& a) {
     }
   }
 
-  fs::create_directories(out);
   nlohmann::json doc = {
       {"schema", "lrahost.bench/v1"},
       {"results", bench::bench_points_json(points)},
@@ -178,9 +180,9 @@ int bench_command(const BenchArgs& a) {
       {"accuracy_percent", accuracy},
       {"finished_at", utc_now()},
   };
-  write_file_atomic(out / "bench.json", doc.dump(2) + "\n");
-  write_file_atomic(out / "bench.md", bench::bench_markdown(points));
-  write_file_atomic(out / "bench.svg", bench::bench_svg(points, accuracy));
+  write_files_atomic(out, {{"bench.json", doc.dump(2) + "\n"},  // all three or none
+                           {"bench.md", bench::bench_markdown(points)},
+                           {"bench.svg", bench::bench_svg(points, accuracy)}});
   std::printf("\n%s", bench::bench_markdown(points).c_str());
   std::printf("\nresults: %s, bench.md, bench.svg\n", (out / "bench.json").c_str());
   return 0;

@@ -24,6 +24,7 @@
 #include "cli/official_registry.h"
 #include "cli/run_support.h"
 #include "common/atomic_file.h"
+#include "common/dir_lock.h"
 #include "common/build_info.h"
 #include "common/plugin_calls.h"
 #include "common/sha256.h"
@@ -169,8 +170,9 @@ void print_lengths(const Curve& curve) {
 void write_outputs(const fs::path& out, const Curve& curve, nlohmann::json doc, bool log_x) {
   auto summary = curve_summary_json(curve);
   for (auto& [k, v] : summary.items()) doc[k] = v;
-  write_file_atomic(out / "forgetting.json", doc.dump(2) + "\n");
-  write_file_atomic(out / "forgetting.svg", forgetting_svg(curve, {curve.label, log_x}));
+  // Both or neither (common/atomic_file.h).
+  write_files_atomic(out, {{"forgetting.json", doc.dump(2) + "\n"},
+                           {"forgetting.svg", forgetting_svg(curve, {curve.label, log_x})}});
   std::printf("\n%s: forgetting curve over %zu lengths%s\n", curve.label.c_str(), curve.points.size(),
               curve.complete ? "" : " (INCOMPLETE: some lengths failed, see forgetting.json)");
   print_lengths(curve);
@@ -449,6 +451,9 @@ int forget_command(const ForgetArgs& a) {
   if (modes != 1)
     throw Error(ErrorKind::usage, "lrahost forget needs exactly one of --plugin NAME|PATH, --torchscript FILE or "
                                   "--compare A.json B.json ...");
+  // One writer per output directory (common/dir_lock.h); created now, removed
+  // again when the command fails before writing anything into it.
+  const DirLock lock(a.out);
   if (!a.compare.empty()) return compare_command(a);
   configure_cpu_threads(effective_threads(a.threads));
   auto log = make_logger();

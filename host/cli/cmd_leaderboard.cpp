@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "common/atomic_file.h"
+#include "common/dir_lock.h"
 #include "common/build_info.h"
 #include "leaderboard/board.h"
 #include "leaderboard/site.h"
@@ -18,8 +19,9 @@ int leaderboard_command(const LeaderboardArgs& a) {
   namespace fs = std::filesystem;
   const fs::path out = a.out;
   std::error_code ec;
-  if (fs::exists(out, ec) && !fs::is_directory(out, ec))
-    throw Error(ErrorKind::usage, "--out " + out.string() + ": exists and is not a directory; choose a directory");
+  // One writer at a time (common/dir_lock.h); created now, removed again when
+  // the command fails before writing (an unreadable result, a bad --bench).
+  const DirLock lock(out);
   std::vector<fs::path> bench;
   for (const auto& b : a.bench) {
     if (!fs::is_regular_file(b, ec))
@@ -37,11 +39,8 @@ int leaderboard_command(const LeaderboardArgs& a) {
   const std::string md = leaderboard_markdown(board);
   const std::string json = leaderboard_json(board).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 
-  fs::create_directories(out, ec);
-  if (ec) throw Error(ErrorKind::usage, "--out " + out.string() + ": cannot create it: " + ec.message());
-  write_file_atomic(out / "leaderboard.json", json);
-  write_file_atomic(out / "leaderboard.md", md);
-  write_file_atomic(out / "index.html", html);
+  // The three files all or none: staged beside the site, then swapped in (common/atomic_file.h).
+  write_files_atomic(out, {{"leaderboard.json", json}, {"leaderboard.md", md}, {"index.html", html}});
 
   auto counted = [](std::size_t n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); };
   std::printf("leaderboard: %s -> %zu closed and %s open, %s%s\n",

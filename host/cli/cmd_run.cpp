@@ -26,6 +26,7 @@
 #include "leaderboard/paper_table.h"
 #include "cli/run_support.h"
 #include "common/build_info.h"
+#include "common/dir_lock.h"
 #include "common/plugin_calls.h"
 #include "common/sha256.h"
 #include "device/device.h"
@@ -66,6 +67,7 @@ int run_command(const RunArgs& a) {
   const int threads = effective_threads(a.threads);
   configure_cpu_threads(threads);
 
+  if (a.out) check_output_dir_argument(*a.out);  // a file, or empty: exit 2 before any work
   // 1. Plugins first: a rejected plugin must stop the run before anything else.
   const LoadedPlugin& task = open_task(a.task);
   const LoadedPlugin& mixer = open_plugin(a.plugin, LRA_KIND_MIXER);
@@ -123,6 +125,9 @@ int run_command(const RunArgs& a) {
   const std::filesystem::path out =
       a.out ? std::filesystem::path(*a.out)
             : std::filesystem::path("runs") / (a.task + "-" + mixer.descriptor.name + "-" + utc_now("%Y%m%d-%H%M%S"));
+  // One writer per run directory (common/dir_lock.h); only rank 0 writes it.
+  std::optional<DirLock> lock;
+  if (lead) lock.emplace(out);
   if (std::filesystem::exists(out / "result.json"))
     throw Error(ErrorKind::usage, "run directory " + out.string() + " already holds a result.json; choose another --out");
   // What a checkpoint must share with this invocation to be continued by it.
@@ -134,27 +139,53 @@ int run_command(const RunArgs& a) {
                                    {"mixer_options", params_json(mixer_options)},
                                    {"seed", manifest.train.seed},
                                    {"data_fingerprint", data.fingerprint}};
+  std::vector<std::string> warnings;  // logged once run.log exists
+  if (lock && !lock->stale_note().empty()) warnings.push_back(lock->stale_note());
+  const CheckpointList checkpoints = list_checkpoints(out);
+  for (const auto& [dir, why] : checkpoints.ignored)
+    warnings.push_back("ignoring " + dir.string() + ": " + why + " (not a checkpoint this host wrote)");
   std::optional<std::filesystem::path> resume_from;
+  std::vector<std::filesystem::path> resume_fallbacks;
   if (a.resume) {
     if (!a.out) throw Error(ErrorKind::usage, "--resume needs --out DIR, the run directory to continue");
-    resume_from = latest_checkpoint(out);
-    if (!resume_from)
+    if (checkpoints.complete.empty())
       throw Error(ErrorKind::usage, "--resume: " + out.string() + " holds no complete checkpoint (checkpoints/step-N/)");
+    // The newest checkpoint whose state.json fits this run's manifest; older
+    // ones are the fallbacks when its tensors turn out unreadable.
+    std::string skipped;
+    for (auto it = checkpoints.complete.rbegin(); it != checkpoints.complete.rend(); ++it) {
+      if (resume_from) {
+        resume_fallbacks.push_back(it->second);
+        continue;
+      }
+      try {
+        check_checkpoint_state(it->second, manifest.train.steps);
+        resume_from = it->second;
+      } catch (const Error& e) {
+        warnings.push_back("skipping checkpoint " + it->second.string() + ": " + e.what());
+        skipped += std::string(skipped.empty() ? "" : "; ") + e.what();
+      }
+    }
+    if (!resume_from)
+      throw Error(ErrorKind::data, "--resume: no intact checkpoint in " + (out / "checkpoints").string() + " (" +
+                                       skipped + "); remove the checkpoints folder to start the run afresh");
     const auto stored = read_checkpoint_state(*resume_from).identity;
     for (const auto& [key, value] : identity.items())
       if (!stored.contains(key) || stored[key] != value)
         throw Error(ErrorKind::rules, "--resume: " + resume_from->string() + " was written with " + key + " = " +
                                           (stored.contains(key) ? stored[key].dump() : "(none)") + ", this run has " +
                                           value.dump() + "; resume with the same manifest, plugin, options and seed");
-  } else if (latest_checkpoint(out)) {
+  } else if (!checkpoints.complete.empty()) {
     throw Error(ErrorKind::usage, "run directory " + out.string() + " holds checkpoints of an unfinished run; pass "
                                   "--resume to continue it or choose another --out");
   }
   if (lead) {
-    std::filesystem::create_directories(out);
-    log->sinks().push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>((out / "run.log").string(), true));
+    // --resume continues the log of the interrupted run; a new run starts it.
+    log->sinks().push_back(
+        std::make_shared<spdlog::sinks::basic_file_sink_mt>((out / "run.log").string(), /*truncate=*/!a.resume));
     plugin_calls::set_log_file((out / "run.log").string());  // errors and crashes end run.log too
   }
+  for (const auto& w : warnings) log->warn("{}", w);
   log->info("lrahost {} — {} on {} ({} preset, {} division), seed {}, run dir {}", build_info().version,
             mixer.descriptor.name, a.task, a.manifest ? "custom" : a.preset, division.name, manifest.train.seed, out.string());
   if (release && division.name == "closed")
@@ -176,7 +207,7 @@ int run_command(const RunArgs& a) {
   }
   TrainerOptions topts{manifest.train, manifest.model.max_len, device, static_cast<bool>(isatty(STDERR_FILENO)) && lead,
                        a.micro_batch, device.is_cuda() && !a.fp32 && manifest.train.precision != "float32",
-                       lead ? out : std::filesystem::path(), identity, resume_from, dist.get()};
+                       lead ? out : std::filesystem::path(), identity, resume_from, resume_fallbacks, dist.get()};
   TrainResult tr = train_and_evaluate(model, data.dataset, topts, *log);
   if (!lead) return 0;  // rank 0 evaluates and writes the results
 
@@ -248,7 +279,7 @@ int run_command(const RunArgs& a) {
         {"precision", topts.bf16 ? "bfloat16 autocast" : "float32"},
         {"threads", threads},
         {"micro_batch", topts.micro_batch > 0 ? topts.micro_batch : manifest.train.batch_size},
-        {"resumed_from", resume_from ? nlohmann::json(resume_from->filename().string()) : nlohmann::json(nullptr)}}},
+        {"resumed_from", tr.resumed_from ? nlohmann::json(tr.resumed_from->filename().string()) : nlohmann::json(nullptr)}}},
       {"command_line", a.command_line},
       {"started_at", started_at},
       {"finished_at", utc_now()},

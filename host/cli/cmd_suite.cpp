@@ -15,6 +15,7 @@
 #include "leaderboard/paper_reference.h"
 #include "cli/run_support.h"
 #include "common/atomic_file.h"
+#include "common/dir_lock.h"
 #include "leaderboard/scores.h"
 #include "leaderboard/site_text.h"
 #include "lra/abi.h"
@@ -106,8 +107,12 @@ int suite_command(const SuiteArgs& a) {
     }
   std::optional<std::vector<int64_t>> cli_seeds;
   if (a.seeds) cli_seeds = parse_seed_list(*a.seeds, "--seeds");
-  open_plugin(a.plugin, LRA_KIND_MIXER);  // a rejected plugin would fail every task the same way: exit 3 now
+  // a rejected plugin would fail every task the same way: exit 3 now
+  const LoadedPlugin& plugin = open_plugin(a.plugin, LRA_KIND_MIXER);
+  check_output_dir_argument(a.out);  // empty, a file: exit 2
   const fs::path out = fs::absolute(a.out);
+  // One suite at a time in DIR (common/dir_lock.h); each run locks its own runs/TASK/seed-S/.
+  const DirLock lock(out);
   if (fs::exists(out / "suite.json"))
     throw Error(ErrorKind::usage, (out / "suite.json").string() +
                                       " exists: this suite is finished; choose another --out (a suite interrupted "
@@ -122,6 +127,48 @@ int suite_command(const SuiteArgs& a) {
       plan.push_back({t, s, out / "runs" / t / ("seed-" + std::to_string(s)),
                       out / "logs" / (t + "-seed-" + std::to_string(s) + ".log")});
   }
+  // One plugin per suite directory: an interrupted suite continued with
+  // another plugin would keep the first one's runs under the new name.
+  const json this_plugin = {{"plugin", a.plugin},
+                            {"name", plugin.descriptor.name},
+                            {"file", fs::absolute(plugin.descriptor.file).string()},
+                            {"sha256", plugin.sha256}};
+  auto refuse_mix = [&](const std::string& where, const std::string& other) {
+    throw Error(ErrorKind::usage, out.string() + " holds a suite of plugin " + other + " (" + where + "); this one is '" +
+                                      plugin.descriptor.name + "' (" + this_plugin["file"].get<std::string>() +
+                                      "); one suite directory holds one plugin: choose another --out");
+  };
+  const fs::path marker = out / "suite-plugin.json";
+  if (fs::exists(marker)) {
+    json stored;
+    try {
+      std::ifstream in(marker);
+      stored = parse_json_input(in);
+    } catch (const std::exception& e) {
+      throw Error(ErrorKind::usage, marker.string() + " is unreadable (" + e.what() + "); choose another --out");
+    }
+    if (stored.value("name", "") != plugin.descriptor.name || stored.value("sha256", "") != plugin.sha256)
+      refuse_mix(marker.string(), "'" + stored.value("name", "?") + "' (" + stored.value("file", "?") + ", sha256 " +
+                                      stored.value("sha256", "?").substr(0, 12) + ")");
+  }
+  for (const auto& r : plan) {  // finished runs of a suite written before the marker existed
+    std::ifstream in(r.out / "result.json");
+    if (!in) continue;
+    std::string name, sha256, file;
+    try {
+      const json res = parse_json_input(in);
+      const auto& p = res.at("plugin");
+      name = p.at("name").get<std::string>();
+      sha256 = p.at("sha256").get<std::string>();
+      file = p.value("file", "?");
+    } catch (const std::exception&) {
+      continue;  // an unreadable result is reported as a failed run below
+    }
+    if (name != plugin.descriptor.name || sha256 != plugin.sha256)
+      refuse_mix((r.out / "result.json").string(), "'" + name + "' (" + file + ")");
+  }
+  if (!fs::exists(marker)) write_file_atomic(marker, this_plugin.dump(2) + "\n");
+
   const std::string started_at = utc_now();
   std::printf("suite: %s on %zu tasks, %zu runs (%s preset) in %s\n", a.plugin.c_str(), tasks.size(), plan.size(),
               a.preset.c_str(), out.c_str());
@@ -184,8 +231,8 @@ int suite_command(const SuiteArgs& a) {
                         {"started_at", started_at},
                         {"finished_at", utc_now()}};
   const std::string md = markdown_summary(a, scores, runs, tasks);
-  write_file_atomic(out / "suite.md", md);
-  write_file_atomic(out / "suite.json", summary.dump(2) + "\n");  // last: its presence marks a finished suite
+  // Both or neither; suite.json renamed last: its presence marks a finished suite.
+  write_files_atomic(out, {{"suite.md", md}, {"suite.json", summary.dump(2) + "\n"}});
   std::printf("\n%s\nwritten: %s, %s\n", md.c_str(), (out / "suite.json").c_str(), (out / "suite.md").c_str());
   return first_failure;
 }

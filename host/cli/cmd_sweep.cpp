@@ -18,6 +18,7 @@
 #include "cli/commands.h"
 #include "cli/run_support.h"
 #include "common/atomic_file.h"
+#include "common/dir_lock.h"
 #include "leaderboard/scores.h"
 #include "leaderboard/site_text.h"
 #include "lra/status.h"
@@ -59,11 +60,40 @@ std::vector<std::string> run_args(const json& plan, const json& entry) {
 }
 
 int make_plan(const SweepArgs& a) {
-  const auto plugins = split_list(a.plugins, "--plugins"), tasks = split_list(a.tasks, "--tasks");
+  auto plugins = split_list(a.plugins, "--plugins");
+  const auto tasks = split_list(a.tasks, "--tasks");
   const std::vector<int64_t> seeds = parse_seed_list(a.seeds, "--seeds");
+  // A plugin path is stored absolute: a Slurm array task may start in another directory.
+  for (auto& p : plugins)
+    if (p.find('/') != std::string::npos || fs::path(p).extension() == ".so") p = fs::absolute(p).lexically_normal().string();
+  // Each plugin its own run folders: two files with one stem (transformer and
+  // /x/transformer.so) get "-2", "-3", ... in the order given.
+  std::map<std::string, std::string> run_name;  // plugin -> name in run folders
+  std::map<std::string, int> stems;
+  for (const auto& p : plugins) {
+    if (run_name.count(p)) throw Error(ErrorKind::usage, "--plugins: '" + p + "' appears twice");
+    const std::string stem = fs::path(p).stem().string();
+    const int n = ++stems[stem];
+    run_name[p] = n == 1 ? stem : stem + "-" + std::to_string(n);
+  }
+  check_output_dir_argument(a.out);  // empty, a file: exit 2
   const fs::path out = fs::absolute(a.out);
-  if (fs::exists(out / "sweep.json"))
-    throw Error(ErrorKind::usage, out.string() + " already holds a sweep.json; choose another --out or --collect it");
+  const DirLock lock(out);  // one sweep at a time in DIR (common/dir_lock.h); each run locks its own folder
+  if (fs::exists(out / "sweep.json")) {
+    std::string before;
+    try {
+      for (const auto& e : read_plan(out)["entries"]) {
+        const std::string p = e["plugin"];
+        if (before.find("'" + p + "'") == std::string::npos) before += (before.empty() ? "'" : ", '") + p + "'";
+      }
+    } catch (const std::exception&) {
+    }
+    std::string now;
+    for (const auto& p : plugins) now += (now.empty() ? "'" : ", '") + p + "'";
+    throw Error(ErrorKind::usage, out.string() + " already holds a sweep.json" +
+                                      (before.empty() ? std::string() : " (plugins " + before + ")") + "; this sweep is " +
+                                      now + "; choose another --out or --collect it");
+  }
   json entries = json::array();
   for (const auto& t : tasks)
     for (const auto& p : plugins)
@@ -72,7 +102,7 @@ int make_plan(const SweepArgs& a) {
                            {"plugin", p},
                            {"task", t},
                            {"seed", s},
-                           {"out", (out / "runs" / (t + "-" + fs::path(p).stem().string() + "-seed" + std::to_string(s))).string()}});
+                           {"out", (out / "runs" / (t + "-" + run_name[p] + "-seed" + std::to_string(s))).string()}});
   json plan = {{"schema", kSweepSchema},
                {"lrahost", self_path()},
                {"preset", a.preset},
@@ -80,13 +110,15 @@ int make_plan(const SweepArgs& a) {
                {"data_dir", a.data_dir ? json(fs::absolute(*a.data_dir).string()) : json(nullptr)},
                {"entries", entries},
                {"created_at", utc_now()}};
-  fs::create_directories(out / "logs");
+  std::error_code ec;
+  fs::create_directories(out / "logs", ec);
+  if (ec) throw Error(ErrorKind::storage, storage_failure(out / "logs", "cannot create the folder", ec.value()));
   write_file_atomic(out / "sweep.json", plan.dump(2) + "\n");
   std::printf("sweep: %zu runs (%zu plugins x %zu tasks x %zu seeds) planned in %s\n", entries.size(), plugins.size(),
               tasks.size(), seeds.size(), (out / "sweep.json").c_str());
   if (!a.slurm) {
     // Here, one after another; each run is its own process, so one failure is recorded and the rest go on.
-    int failed = 0;
+    int failed = 0, first_failure = 0;
     for (const auto& e : entries) {
       const std::string index = std::to_string(e["index"].get<int64_t>());
       const int code = run_self({"sweep", "--run-index", index, out.string()},
@@ -97,9 +129,10 @@ int make_plan(const SweepArgs& a) {
                   static_cast<long long>(e["seed"].get<int64_t>()),
                   code == 0 ? "done" : ("FAILED (exit " + std::to_string(code) + "): " + child_failure(code, log)).c_str());
       failed += code != 0;
+      if (code != 0 && first_failure == 0) first_failure = code;
     }
     std::printf("sweep: %d of %zu runs failed; gather with lrahost sweep --collect %s\n", failed, entries.size(), out.c_str());
-    return 0;
+    return first_failure;  // as suite: 0 when every run succeeded, else the first failed run's exit code
   }
   // One Slurm job array: array task i runs entry i.
   std::ostringstream sb;
@@ -156,7 +189,26 @@ int run_entry(const SweepArgs& a) {
                                       std::to_string(entries.size()) + " entries");
   const json& e = entries[*a.run_index];
   auto args = run_args(plan, e);
-  if (fs::exists(fs::path(e["out"].get<std::string>()) / "result.json")) {
+  if (const fs::path result = fs::path(e["out"].get<std::string>()) / "result.json"; fs::exists(result)) {
+    // Kept only when it is this entry's plugin: a folder of another plugin's run is not this one done.
+    std::string recorded_name, recorded_file;
+    try {
+      std::ifstream in(result);
+      const json r = parse_json_input(in);
+      recorded_name = r.at("plugin").at("name").get<std::string>();
+      recorded_file = r.at("plugin").at("file").get<std::string>();
+    } catch (const std::exception& ex) {
+      throw Error(ErrorKind::data, result.string() + " is unreadable (" + ex.what() + "); remove it to run entry " +
+                                       std::to_string(*a.run_index) + " again");
+    }
+    const std::string want = e["plugin"];
+    const bool is_path = want.find('/') != std::string::npos;
+    std::error_code ec;
+    const bool same = is_path ? fs::equivalent(want, recorded_file, ec) : recorded_name == want;
+    if (!same)
+      throw Error(ErrorKind::usage, result.string() + " is a run of plugin '" + recorded_name + "' (" + recorded_file +
+                                        "), but entry " + std::to_string(*a.run_index) + " is plugin '" + want +
+                                        "'; one run folder holds one plugin's run: remove it or plan into another --out");
     std::printf("entry %lld already has a result; nothing to do\n", static_cast<long long>(*a.run_index));
     return 0;
   }
@@ -177,6 +229,7 @@ int run_entry(const SweepArgs& a) {
 // result are listed as missing.
 int collect(const SweepArgs& a) {
   const fs::path dir = a.collect;
+  const DirLock lock(dir, "--collect");  // not while the sweep (or another collect) writes there
   const json plan = read_plan(dir);
   std::vector<std::string> tasks;  // the plan's order
   std::vector<ScoreInput> results;
@@ -214,9 +267,11 @@ int collect(const SweepArgs& a) {
   }
   md << "\nTest accuracy (%), mean ± std over seeds; LRA avg: the five tasks other than pathx, when all are present.\n";
   if (!missing.empty()) md << "\n" << missing.size() << " of " << plan["entries"].size() << " runs have no result (see leaderboard.json \"missing\").\n";
-  write_file_atomic(dir / "leaderboard.md", md.str());
-  write_file_atomic(dir / "leaderboard.json",
-                    json{{"schema", "lrahost.sweep-leaderboard/v2"}, {"tasks", tasks}, {"rows", rows}, {"missing", missing}}.dump(2) + "\n");
+  write_files_atomic(dir, {{"leaderboard.md", md.str()},  // both or neither
+                           {"leaderboard.json", json{{"schema", "lrahost.sweep-leaderboard/v2"},
+                                                     {"tasks", tasks},
+                                                     {"rows", rows},
+                                                     {"missing", missing}}.dump(2) + "\n"}});
   std::printf("%s\nwritten: %s, leaderboard.json\n", md.str().c_str(), (dir / "leaderboard.md").c_str());
   return 0;
 }

@@ -2,6 +2,9 @@
 #include "common/json_input.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <sstream>
 #include <fstream>
 #include <mutex>
 #include <string>
@@ -12,6 +15,7 @@
 #include <ATen/detail/CUDAHooksInterface.h>
 #include <torch/serialize.h>
 
+#include "common/atomic_file.h"
 #include "lra/status.h"
 #include "train/module_io.h"
 
@@ -28,20 +32,6 @@ constexpr int kKeep = 2;
 
 fs::path checkpoints_dir(const fs::path& run_dir) { return run_dir / "checkpoints"; }
 
-// Complete checkpoints (no ".tmp" suffix), ascending by step.
-std::vector<std::pair<int64_t, fs::path>> complete_checkpoints(const fs::path& run_dir) {
-  std::vector<std::pair<int64_t, fs::path>> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(checkpoints_dir(run_dir), ec)) {
-    const std::string name = e.path().filename().string();
-    if (!e.is_directory() || name.rfind(kPrefix, 0) != 0) continue;
-    const std::string digits = name.substr(std::string(kPrefix).size());
-    if (digits.empty() || !std::all_of(digits.begin(), digits.end(), ::isdigit)) continue;  // *.tmp: unfinished
-    out.emplace_back(std::stoll(digits), e.path());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 // CUDA devices whose generators a checkpoint carries (0 without CUDA).
 int64_t cuda_devices() { return at::hasCUDA() ? at::detail::getCUDAHooks().getNumGPUs() : 0; }
@@ -57,17 +47,50 @@ void fsync_path(const fs::path& p) {
 
 }  // namespace
 
+CheckpointList list_checkpoints(const fs::path& run_dir) {
+  CheckpointList out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(checkpoints_dir(run_dir), ec)) {
+    const std::string name = e.path().filename().string();
+    if (!e.is_directory(ec) || name.rfind(kPrefix, 0) != 0) continue;
+    const std::string digits = name.substr(std::string(kPrefix).size());
+    if (digits.size() > 4 && digits.compare(digits.size() - 4, 4, ".tmp") == 0) continue;  // unfinished
+    int64_t step = -1;
+    const auto [end, err] = std::from_chars(digits.data(), digits.data() + digits.size(), step);
+    if (digits.empty() || !std::all_of(digits.begin(), digits.end(), ::isdigit) || err != std::errc() ||
+        end != digits.data() + digits.size()) {
+      out.ignored.emplace_back(e.path(), err == std::errc::result_out_of_range
+                                             ? "its step number is out of range"
+                                             : "its name is not step-<number>");
+      continue;
+    }
+    out.complete.emplace_back(step, e.path());
+  }
+  std::sort(out.complete.begin(), out.complete.end());
+  std::sort(out.ignored.begin(), out.ignored.end());
+  return out;
+}
+
 void save_checkpoint(const fs::path& run_dir, const CheckpointState& state, torch::nn::Module& model,
                      torch::optim::Optimizer& optimizer) {
   const fs::path final_dir = checkpoints_dir(run_dir) / (kPrefix + std::to_string(state.step));
   const fs::path tmp = fs::path(final_dir.string() + ".tmp");
-  fs::remove_all(tmp);
-  fs::create_directories(tmp);
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+  fs::create_directories(tmp, ec);
+  if (ec) throw Error(ErrorKind::storage, storage_failure(tmp, "cannot create the checkpoint folder", ec.value()));
+  // Every file through one checked atomic write (common/atomic_file.h): a full
+  // disk is Error(storage), the previous checkpoint stays intact.
   save_module(model, tmp / "model.pt");  // any registered name round-trips (train/module_io.h)
+  auto save_archive = [](torch::serialize::OutputArchive& ar, const fs::path& file) {
+    std::ostringstream bytes;
+    ar.save_to(bytes);
+    write_file_atomic(file, bytes.str());
+  };
   {
     torch::serialize::OutputArchive ar;
     optimizer.save(ar);
-    ar.save_to((tmp / "optimizer.pt").string());
+    save_archive(ar, tmp / "optimizer.pt");
   }
   {
     torch::serialize::OutputArchive ar;
@@ -77,23 +100,21 @@ void save_checkpoint(const fs::path& run_dir, const CheckpointState& state, torc
     for (int64_t i = 0; i < cuda_devices(); ++i)
       ar.write("cuda_generator_" + std::to_string(i),
                at::globalContext().defaultGenerator(c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(i))).get_state());
-    ar.save_to((tmp / "rng.pt").string());
+    save_archive(ar, tmp / "rng.pt");
   }
-  {
-    std::ofstream out(tmp / "state.json");
-    out << nlohmann::json{{"step", state.step}, {"identity", state.identity}, {"progress", state.progress}}.dump(1);
-    if (!out) throw Error(ErrorKind::internal, "could not write " + (tmp / "state.json").string());
-  }
-  for (const char* f : {"model.pt", "optimizer.pt", "rng.pt", "state.json"}) fsync_path(tmp / f);
-  fs::remove_all(final_dir);
-  fs::rename(tmp, final_dir);  // atomic: the checkpoint exists complete or not at all
+  write_file_atomic(tmp / "state.json",
+                    nlohmann::json{{"step", state.step}, {"identity", state.identity}, {"progress", state.progress}}
+                        .dump(1));
+  fs::remove_all(final_dir, ec);
+  if (::rename(tmp.c_str(), final_dir.c_str()) != 0)  // atomic: the checkpoint exists complete or not at all
+    throw Error(ErrorKind::storage, storage_failure(final_dir, "cannot rename the finished checkpoint into place", errno));
   fsync_path(checkpoints_dir(run_dir));
-  auto all = complete_checkpoints(run_dir);
-  for (size_t i = 0; i + kKeep < all.size(); ++i) fs::remove_all(all[i].second);
+  auto all = list_checkpoints(run_dir).complete;
+  for (size_t i = 0; i + kKeep < all.size(); ++i) fs::remove_all(all[i].second, ec);
 }
 
 std::optional<fs::path> latest_checkpoint(const fs::path& run_dir) {
-  auto all = complete_checkpoints(run_dir);
+  auto all = list_checkpoints(run_dir).complete;
   if (all.empty()) return std::nullopt;
   return all.back().second;
 }
@@ -107,6 +128,48 @@ CheckpointState read_checkpoint_state(const fs::path& checkpoint) {
   } catch (const std::exception& e) {
     throw Error(ErrorKind::usage, "checkpoint " + checkpoint.string() + ": state.json is malformed: " + e.what());
   }
+}
+
+void check_checkpoint_state(const fs::path& checkpoint, int64_t total_steps) {
+  const fs::path file = checkpoint / "state.json";
+  std::ifstream in(file);
+  if (!in) throw Error(ErrorKind::data, file.string() + " is missing or unreadable");
+  nlohmann::json j;
+  try {
+    j = parse_json_input(in);
+  } catch (const std::exception& e) {
+    throw Error(ErrorKind::data, file.string() + " is not valid JSON (" + e.what() + ")");
+  }
+  auto bad = [&](const std::string& field, const std::string& what) {
+    return Error(ErrorKind::data, file.string() + ": " + field + " " + what);
+  };
+  if (!j.is_object()) throw bad("(the document)", "is not an object");
+  const auto in_range = [](const nlohmann::json& v, int64_t lo, int64_t hi) {
+    if (!v.is_number_integer()) return false;
+    if (v.is_number_unsigned()) {  // how nlohmann::json holds every integer >= 0 it parses
+      const uint64_t x = v.get<uint64_t>();
+      return x <= static_cast<uint64_t>(hi) && (lo <= 0 || x >= static_cast<uint64_t>(lo));
+    }
+    const int64_t x = v.get<int64_t>();
+    return x >= lo && x <= hi;
+  };
+  if (!j.contains("step")) throw bad("step", "is missing");
+  if (!in_range(j["step"], 1, total_steps))
+    throw bad("step", "is " + j["step"].dump() + ", not an integer in 1.." + std::to_string(total_steps) +
+                          " (the manifest's train.steps)");
+  const int64_t step = j["step"].get<int64_t>();
+  const std::string name = checkpoint.filename().string();
+  if (name != kPrefix + std::to_string(step))
+    throw bad("step", "is " + std::to_string(step) + " but the folder is " + name);
+  if (!j.contains("identity") || !j["identity"].is_object()) throw bad("identity", "is missing or not an object");
+  if (!j.contains("progress") || !j["progress"].is_object()) throw bad("progress", "is missing or not an object");
+  const auto& p = j["progress"];
+  for (const char* k : {"window_loss", "window_correct", "window_count", "best_val_accuracy", "final_train_loss",
+                        "final_train_accuracy"})
+    if (!p.contains(k) || !p[k].is_number()) throw bad(std::string("progress.") + k, "is missing or not a number");
+  if (!p.contains("best_val_step") || !in_range(p["best_val_step"], -1, step))
+    throw bad("progress.best_val_step", "is missing or not an integer in -1.." + std::to_string(step));
+  if (!p.contains("history") || !p["history"].is_array()) throw bad("progress.history", "is missing or not an array");
 }
 
 void load_checkpoint(const fs::path& checkpoint, torch::nn::Module& model, torch::optim::Optimizer& optimizer,

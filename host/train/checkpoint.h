@@ -13,6 +13,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 #include <torch/nn/module.h>
@@ -29,11 +32,26 @@ struct CheckpointState {
 void save_checkpoint(const std::filesystem::path& run_dir, const CheckpointState& state, torch::nn::Module& model,
                      torch::optim::Optimizer& optimizer);
 
+// The checkpoint folders under run_dir: complete ones ascending by step, and
+// folders named step-* that are not step-<N> (or whose N is out of range),
+// with the reason; those are ignored (the caller warns), never parsed.
+struct CheckpointList {
+  std::vector<std::pair<int64_t, std::filesystem::path>> complete;
+  std::vector<std::pair<std::filesystem::path, std::string>> ignored;
+};
+CheckpointList list_checkpoints(const std::filesystem::path& run_dir);
+
 // The newest complete checkpoint folder under run_dir, if any.
 std::optional<std::filesystem::path> latest_checkpoint(const std::filesystem::path& run_dir);
 
 // Reads state.json (for the identity check before anything is built).
 CheckpointState read_checkpoint_state(const std::filesystem::path& checkpoint);
+
+// Checks what a resume relies on, against the run's manifest: "step" is an
+// integer in 1..total_steps and equals the folder's step-<N>, and the progress
+// fields are present with the right types (history an array, best_val_step an
+// integer within the run). Throws Error(data) saying which field is wrong.
+void check_checkpoint_state(const std::filesystem::path& checkpoint, int64_t total_steps);
 
 // Restores parameters, optimizer state and the CPU random generator.
 // Tensors are loaded onto `device` (where the model and optimizer live).

@@ -1,11 +1,14 @@
 #include "train/module_io.h"
 
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include <c10/util/Exception.h>
 #include <torch/serialize.h>
+
+#include "common/atomic_file.h"
 
 namespace lra::host {
 namespace {
@@ -34,7 +37,12 @@ void save_module(const torch::nn::Module& model, const std::filesystem::path& fi
   ar.write("names", c10::IValue(names));
   for (size_t i = 0; i < tensors.size(); ++i)
     ar.write("t" + std::to_string(i), tensors[i].second.detach(), /*is_buffer=*/true);
-  ar.save_to(file.string());
+  // Serialised in memory, then one checked atomic write: a full disk is
+  // Error(storage) with the previous file left in place, not an abort inside
+  // LibTorch's writer with a truncated file.
+  std::ostringstream bytes;
+  ar.save_to(bytes);
+  write_file_atomic(file, bytes.str());
 }
 
 void load_module(torch::nn::Module& model, const std::filesystem::path& file, const torch::Device& device) {

@@ -88,8 +88,30 @@ TrainResult train_and_evaluate(Classifier& model, const lra::Dataset& data, cons
   double window_count = 0;
   double resumed_loss = 0, resumed_correct = 0;
   if (o.resume_from) {
-    load_checkpoint(*o.resume_from, *model, opt, o.device);
-    const CheckpointState st = read_checkpoint_state(*o.resume_from);
+    // The newest checkpoint that loads; a corrupt one is skipped, saying why.
+    std::vector<std::filesystem::path> candidates{*o.resume_from};
+    candidates.insert(candidates.end(), o.resume_fallbacks.begin(), o.resume_fallbacks.end());
+    std::string skipped;
+    for (const auto& c : candidates) {
+      try {
+        check_checkpoint_state(c, t.steps);
+        load_checkpoint(c, *model, opt, o.device);
+        r.resumed_from = c;
+        break;
+      } catch (const c10::Error& e) {
+        std::string why = e.what_without_backtrace();
+        if (auto nl = why.find('\n'); nl != std::string::npos) why.resize(nl);
+        log.warn("skipping checkpoint {}: it cannot be loaded ({})", c.string(), why);
+        skipped += (skipped.empty() ? "" : "; ") + c.filename().string() + ": " + why;
+      } catch (const std::exception& e) {
+        log.warn("skipping checkpoint {}: {}", c.string(), e.what());
+        skipped += (skipped.empty() ? "" : "; ") + c.filename().string() + ": " + e.what();
+      }
+    }
+    if (!r.resumed_from)
+      throw Error(ErrorKind::data, "--resume: no intact checkpoint under " + o.resume_from->parent_path().string() + " (" + skipped +
+                                       "); remove the checkpoints folder to start the run afresh");
+    const CheckpointState st = read_checkpoint_state(*r.resumed_from);
     first_step = st.step;
     const auto& p = st.progress;
     resumed_loss = p.at("window_loss").get<double>();
@@ -103,7 +125,7 @@ TrainResult train_and_evaluate(Classifier& model, const lra::Dataset& data, cons
     // The data order is a function of the seed and the number of batches
     // drawn: replaying the draws puts the stream where the run stopped.
     for (int64_t i = 0; i < first_step; ++i) stream.next(t.batch_size);
-    log.info("resumed from {} at update {}", o.resume_from->string(), first_step);
+    log.info("resumed from {} at update {}", r.resumed_from->string(), first_step);
   }
   // Batches are cut on a background thread, in the stream's order.
   // Data parallel: every rank draws the same global batch from the stream

@@ -32,6 +32,7 @@ struct TrainResult {
   nlohmann::json history = nlohmann::json::array();
   double train_seconds = 0, eval_seconds = 0, steps_per_second = 0;
   int64_t steps = 0;
+  std::optional<std::filesystem::path> resumed_from;  // the checkpoint actually continued from
 };
 
 // Exact mean over every example of the split (no dropped remainder).
@@ -54,6 +55,9 @@ struct TrainerOptions {
   std::filesystem::path run_dir;
   nlohmann::json identity;
   std::optional<std::filesystem::path> resume_from;
+  // Older checkpoints to fall back on, newest first, when resume_from cannot
+  // be loaded (a corrupt or truncated file); each one skipped is logged with why.
+  std::vector<std::filesystem::path> resume_fallbacks;
   // Data parallel (null: one process). Each rank trains on its slice of every
   // global batch; only rank 0 evaluates.
   Distributed* dist = nullptr;

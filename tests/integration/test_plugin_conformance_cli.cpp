@@ -206,7 +206,7 @@ TEST_F(PluginIssue17, SweepRecordsTheCrashLocallyAndWhenCollecting) {
   const auto dir = dir_->path() / "sweep";
   auto o = lrahost("sweep --plugins " + fixture_plugin("fixture_segv") + " --tasks listops --seeds 0 --preset smoke " +
                    "--data-dir " + data() + " --out " + dir.string() + tiny_sets());
-  ASSERT_EQ(o.code, 0) << o.output;
+  ASSERT_EQ(o.code, 6) << o.output;  // the sweep exits with its first failed run's code
   const std::string crash = "plugin 'fixture_segv' crashed (SIGSEGV) in forward at step 4";
   EXPECT_NE(o.output.find("FAILED (exit 6): " + crash), std::string::npos) << o.output;
   // --collect (as after a Slurm array) finds it as the last line of the run's run.log.
