@@ -627,7 +627,43 @@ void validate(const Manifest& m) {
   validate_impl(m, ctx);
 }
 
+namespace {
+
+// Offset of the first byte of `s` that is not well-formed UTF-8 (Unicode
+// Table 3-7: no overlong forms, surrogates or code points above U+10FFFF), or npos.
+size_t invalid_utf8_at(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+    const unsigned c = b(i);
+    size_t n = 0;
+    unsigned lo = 0x80, hi = 0xBF;  // range of the second byte
+    if (c < 0x80) { ++i; continue; }
+    if (c >= 0xC2 && c <= 0xDF) n = 1;
+    else if (c == 0xE0) { n = 2; lo = 0xA0; }
+    else if (c == 0xED) { n = 2; hi = 0x9F; }
+    else if (c >= 0xE1 && c <= 0xEF) n = 2;
+    else if (c == 0xF0) { n = 3; lo = 0x90; }
+    else if (c == 0xF4) { n = 3; hi = 0x8F; }
+    else if (c >= 0xF1 && c <= 0xF3) n = 3;
+    else return i;
+    if (i + n >= s.size()) return i;  // truncated sequence
+    if (b(i + 1) < lo || b(i + 1) > hi) return i;
+    for (size_t k = 2; k <= n; ++k)
+      if (b(i + k) < 0x80 || b(i + k) > 0xBF) return i;
+    i += n + 1;
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace
+
 void apply_override(Manifest& m, const std::string& assignment) {
+  // Command-line bytes: everything downstream (messages, result.json,
+  // checkpoints) is UTF-8 text, as a TOML manifest is by definition.
+  if (const size_t bad = invalid_utf8_at(assignment); bad != std::string_view::npos)
+    fail(ErrorKind::usage, "--set: the assignment is not valid UTF-8 (byte " + std::to_string(bad) +
+                               "); write keys and values as UTF-8 text");
   const std::string label = "--set " + assignment;
   auto eq = assignment.find('=');
   std::string key = trim(assignment.substr(0, eq == std::string::npos ? assignment.size() : eq));
