@@ -1,6 +1,8 @@
 #include "distributed/distributed.h"
 
+#include <chrono>
 #include <cstdlib>
+#include <thread>
 
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -59,6 +61,7 @@ RankInfo rank_info_from(const std::map<std::string, std::string>& env) {
                                       std::to_string(r.world_size) + " (" + r.source + ")");
   if (auto it = env.find("MASTER_ADDR"); it != env.end() && !it->second.empty()) r.master_addr = it->second;
   r.master_port = parse_int(env, "MASTER_PORT", 29500, 1);
+  r.timeout_s = parse_int(env, "LRA_DIST_TIMEOUT", RankInfo::kDefaultRendezvousTimeoutSeconds, 1);
   if (r.master_port > 65535) throw Error(ErrorKind::usage, "MASTER_PORT=" + std::to_string(r.master_port) + ": not a port");
   // torchrun (torchelastic) may already serve the store on MASTER_PORT and
   // say so; rank 0 then joins it as a client instead of binding the port.
@@ -67,6 +70,72 @@ RankInfo rank_info_from(const std::map<std::string, std::string>& env) {
   if (torch_env && env.count("TORCHELASTIC_RUN_ID")) r.source = "torchrun";
   return r;
 }
+
+namespace {
+
+std::string rank_list(const std::vector<int>& ranks) {
+  std::string s;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (i > 0) s += i + 1 == ranks.size() ? " and " : ", ";
+    s += std::to_string(ranks[i]);
+  }
+  return s;
+}
+
+std::string first_line(const std::exception& e) {
+  std::string msg = e.what();
+  msg.resize(std::min(msg.size(), msg.find('\n')));
+  return msg;
+}
+
+// Every rank announces itself under its own key, then waits (polling, with a
+// deadline) until every rank's key is there. Without this, rank 0 started
+// alone waited forever: TCPStore's wait for its workers gives up silently and
+// gloo's rendezvous then waits for its peers without a word.
+void wait_for_every_rank(c10d::Store& store, const RankInfo& info, const std::string& where) {
+  std::string prefix = "lrahost/arrived/";
+  if (const char* restart = std::getenv("TORCHELASTIC_RESTART_COUNT"); restart && *restart)
+    prefix += std::string(restart) + "/";  // a restarted torchrun group does not see the last attempt's keys
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(info.timeout_s);
+  std::vector<char> arrived(static_cast<size_t>(info.world_size), 0);
+  arrived[static_cast<size_t>(info.rank)] = 1;
+  auto missing = [&] {
+    std::vector<int> m;
+    for (int r = 0; r < info.world_size; ++r)
+      if (!arrived[r]) m.push_back(r);
+    return m;
+  };
+  auto never_arrived = [&](const std::string& how) {
+    const std::vector<int> m = missing();
+    return Error(ErrorKind::usage,
+                 "rank " + std::to_string(info.rank) + " of " + std::to_string(info.world_size) + ": rank" +
+                     (m.size() == 1 ? " " : "s ") + rank_list(m) + " never arrived at the rendezvous " + where + " " +
+                     how + "; start every rank 0.." + std::to_string(info.world_size - 1) +
+                     " with the same WORLD_SIZE, MASTER_ADDR and MASTER_PORT, or raise LRA_DIST_TIMEOUT");
+  };
+  try {
+    store.set(prefix + std::to_string(info.rank), std::vector<uint8_t>{'1'});
+  } catch (const std::exception& e) {
+    throw Error(ErrorKind::usage, "rank " + std::to_string(info.rank) + ": the rendezvous " + where +
+                                      " failed: " + first_line(e) + " (did rank 0 stop?)");
+  }
+  for (;;) {
+    try {
+      for (int r = 0; r < info.world_size; ++r)
+        if (!arrived[r]) arrived[r] = store.check({prefix + std::to_string(r)});
+    } catch (const std::exception& e) {
+      // Rank 0 serves the store: it gave up first (its own deadline) or stopped.
+      if (missing().empty()) throw;
+      throw never_arrived("(rank 0, which serves the rendezvous, stopped waiting first: " + first_line(e) + ")");
+    }
+    if (missing().empty()) return;
+    if (std::chrono::steady_clock::now() >= deadline)
+      throw never_arrived("within " + std::to_string(info.timeout_s) + " s (LRA_DIST_TIMEOUT)");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+}  // namespace
 
 RankInfo rank_info_from_environment() {
   std::map<std::string, std::string> env;
@@ -84,17 +153,24 @@ Distributed::Distributed(const RankInfo& info, const c10::Device& device)
   so.port = static_cast<std::uint16_t>(info.master_port);
   so.isServer = info.rank == 0 && !info.agent_store;
   so.numWorkers = info.world_size;
-  so.waitWorkers = true;
+  // Arrival is awaited below, with a deadline and the missing ranks named.
+  so.waitWorkers = false;
+  so.timeout = std::chrono::seconds(info.timeout_s);  // a client's attempts to reach the server
+  const std::string where = info.master_addr + ":" + std::to_string(info.master_port);
   c10::intrusive_ptr<c10d::Store> store;
   try {
     store = c10::make_intrusive<c10d::TCPStore>(info.master_addr, so);
   } catch (const std::exception& e) {
-    std::string msg = e.what();
-    msg.resize(std::min(msg.size(), msg.find('\n')));
-    throw Error(ErrorKind::usage, "rendezvous at " + info.master_addr + ":" + std::to_string(info.master_port) +
-                                      " failed for rank " + std::to_string(info.rank) + ": " + msg +
-                                      " (check MASTER_ADDR/MASTER_PORT and that every rank started)");
+    const std::string msg = first_line(e);
+    const bool client = !so.isServer;
+    throw Error(ErrorKind::usage,
+                "rendezvous at " + where + " failed for rank " + std::to_string(info.rank) + ": " + msg +
+                    (client ? " (no rendezvous server there within " + std::to_string(info.timeout_s) +
+                                  " s, LRA_DIST_TIMEOUT: rank 0" + (info.agent_store ? "'s launcher" : "") +
+                                  " never arrived; check MASTER_ADDR/MASTER_PORT and that every rank started)"
+                            : " (check MASTER_ADDR/MASTER_PORT and that every rank started)"));
   }
+  wait_for_every_rank(*store, info, where);
   if (device.is_cuda()) {
 #ifdef USE_C10D_NCCL
     backend_ = "nccl";

@@ -25,6 +25,11 @@ struct RankInfo {
   int master_port = 29500;
   std::string source;  // "single process", "torch environment", "torchrun", "slurm"
   bool agent_store = false;  // TORCHELASTIC_USE_AGENT_STORE: the launcher serves the TCP store
+  // LRA_DIST_TIMEOUT (seconds): how long each rank, rank 0 included, waits at
+  // start-up for the rendezvous server and for every other rank before giving
+  // up with a usage error naming the ranks that never arrived.
+  int timeout_s = kDefaultRendezvousTimeoutSeconds;
+  static constexpr int kDefaultRendezvousTimeoutSeconds = 300;
 };
 
 // Pure function of the variables (for tests); throws usage errors naming the

@@ -29,6 +29,12 @@ std::vector<int64_t> test_lengths(int64_t max_length, int64_t n, const std::stri
   if (max_length < kFirst)
     throw Error(ErrorKind::usage, "--max-len " + std::to_string(max_length) + ": expected at least " +
                                       std::to_string(kFirst) + " (the schedule starts at 8 tokens)");
+  // Samples are 2L + 3 tokens and the model's position tables L long: bounded
+  // before anything is allocated (as model.max_len, manifest/manifest.h).
+  constexpr int64_t kMaxLength = int64_t{1} << 20;
+  if (max_length > kMaxLength)
+    throw Error(ErrorKind::usage, "--max-len " + std::to_string(max_length) + ": expected at most " +
+                                      std::to_string(kMaxLength) + " (a length beyond what lrahost allocates)");
   if (n < 1) throw Error(ErrorKind::usage, "--granularity " + std::to_string(n) + ": expected at least 1");
   if (type != "linear" && type != "log")
     throw Error(ErrorKind::usage, "--granularity-type '" + type + "': expected linear or log");

@@ -395,6 +395,15 @@ void validate_impl(const Manifest& m, const Ctx& ctx) {
   auto positive = [&](const std::string& dotted, int64_t v) {
     if (v <= 0) bad(dotted, std::to_string(v), "expected a positive integer");
   };
+  // Sizes that decide allocations (position tables, activations, batches) are
+  // bounded before anything is built: `max_len = 2e9` is refused here, not a
+  // bad_alloc later. The bounds are far above any LRA or forgetting protocol
+  // (Path-X: 16,384 tokens; widths <= 1,024; batches <= 512).
+  auto at_most = [&](const std::string& dotted, int64_t v, int64_t limit) {
+    if (v > limit)
+      bad(dotted, std::to_string(v),
+          "expected at most " + std::to_string(limit) + " (a size beyond what lrahost allocates for a model)");
+  };
   auto finite = [&](const std::string& dotted, double v) {
     if (!std::isfinite(v)) bad(dotted, fmt_double(v), "expected a finite number");
   };
@@ -424,6 +433,12 @@ void validate_impl(const Manifest& m, const Ctx& ctx) {
   positive("model.qkv_dim", md.qkv_dim);
   positive("model.ffn_dim", md.ffn_dim);
   positive("model.max_len", md.max_len);
+  at_most("model.layers", md.layers, kMaxModelLayers);
+  at_most("model.d_model", md.d_model, kMaxModelWidth);
+  at_most("model.heads", md.heads, kMaxModelWidth);
+  at_most("model.qkv_dim", md.qkv_dim, kMaxModelWidth);
+  at_most("model.ffn_dim", md.ffn_dim, kMaxModelWidth);
+  at_most("model.max_len", md.max_len, kMaxSequenceLength);
   if (md.d_model % md.heads != 0)
     bad("model.d_model", std::to_string(md.d_model),
         "must be divisible by model.heads = " + std::to_string(md.heads));
@@ -510,6 +525,8 @@ void validate_impl(const Manifest& m, const Ctx& ctx) {
   positive("train.checkpoint_every", t.checkpoint_every);
   if (t.seed < 0) bad("train.seed", std::to_string(t.seed), "expected an integer >= 0");
   positive("train.eval_batch_size", t.eval_batch_size);
+  at_most("train.batch_size", t.batch_size, kMaxBatchSize);
+  at_most("train.eval_batch_size", t.eval_batch_size, kMaxBatchSize);
 
   // [rules]
   finite("rules.param_budget_ratio", m.rules.param_budget_ratio);

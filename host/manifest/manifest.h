@@ -31,6 +31,14 @@ inline constexpr const char* kManifestSchema = "lrahost.manifest/v1";
 // The host-side task of `lrahost forget` (a causal LM, not a task plugin).
 inline constexpr const char* kForgettingTask = "forgetting";
 
+// Upper bounds on the sizes a manifest (or --set) may ask for, checked by
+// validate before anything is allocated (exit 4 naming the key). 2^20 tokens is
+// 64x Path-X; the widths are 64x LRA's largest.
+inline constexpr int64_t kMaxSequenceLength = int64_t{1} << 20;
+inline constexpr int64_t kMaxModelWidth = int64_t{1} << 16;
+inline constexpr int64_t kMaxModelLayers = 1024;
+inline constexpr int64_t kMaxBatchSize = int64_t{1} << 16;
+
 struct ModelConfig {
   int64_t layers = 0, d_model = 0, heads = 0, qkv_dim = 0, ffn_dim = 0;
   double dropout = 0.0, attention_dropout = 0.0;

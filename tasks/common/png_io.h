@@ -13,11 +13,26 @@ struct GrayImage {
   std::vector<uint8_t> pixels;  // row-major, height * width
 };
 
+// The largest side lrahost decodes (Path-X: 128; the generator's largest: 256).
+// Checked on the header, before any pixel buffer is allocated.
+inline constexpr int kMaxPngSide = 4096;
+
+struct PngSize {
+  int width = 0, height = 0;
+};
+
+// The image size from the PNG header only (nothing is decoded). Throws
+// lra::Error(data) naming `path` when the bytes are not a PNG or a side is
+// beyond kMaxPngSide.
+PngSize read_png_size(const uint8_t* data, size_t size, const std::string& path);
+
 // Decodes a PNG of any colour type to 8-bit gray (colour is reduced with the
 // same luma weights as LRA's rgb_to_grayscale). Throws lra::Error(data) naming
-// `path` when the bytes are not a valid PNG.
-GrayImage decode_png_gray(const uint8_t* data, size_t size, const std::string& path);
-GrayImage read_png_gray(const std::string& path);
+// `path` when the bytes are not a valid PNG, a side is beyond kMaxPngSide or,
+// when `expect` has a positive width, the header's size is not `expect` (all
+// checked before the pixel buffer is allocated).
+GrayImage decode_png_gray(const uint8_t* data, size_t size, const std::string& path, PngSize expect = {});
+GrayImage read_png_gray(const std::string& path, PngSize expect = {});
 
 // Encodes an 8-bit single-channel ("L") PNG. `level` is the zlib level (0-9);
 // fast levels keep dataset generation from being dominated by compression.

@@ -1,5 +1,11 @@
 #include "task_util.h"
 
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+
 #include <algorithm>
 #include <atomic>
 #include <cinttypes>
@@ -90,6 +96,70 @@ std::string with_commas(int64_t n) {
     out += digits[i];
   }
   return n < 0 ? "-" + out : out;
+}
+
+namespace {
+
+std::string host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0') return "localhost";
+  std::string h(buf);
+  for (char& c : h)
+    if (c == '/' || c == '-') c = '_';  // '-' separates the fields of the name
+  return h;
+}
+
+bool all_digits(const std::string& s) {
+  return !s.empty() && s.size() <= 18 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+}  // namespace
+
+std::string staging_folder_name(const std::string& final_dir, int counter) {
+  return final_dir + ".tmp-" + host_name() + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter);
+}
+
+std::vector<std::string> remove_stale_staging(const std::string& final_dir) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> removed;
+  fs::path fin = fs::path(final_dir).lexically_normal();
+  if (fin.filename().empty()) fin = fin.parent_path();
+  const fs::path parent = fin.has_parent_path() ? fin.parent_path() : fs::path(".");
+  const std::string prefix = fin.filename().string() + ".tmp-";
+  const std::string here = host_name();
+  std::error_code ec;
+  std::vector<std::pair<fs::path, long>> stale;
+  for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+    // <host>-<pid>-<n>, or <pid>-<n> (before the host was part of the name)
+    const std::string rest = name.substr(prefix.size());
+    const size_t last = rest.rfind('-');
+    if (last == std::string::npos || !all_digits(rest.substr(last + 1))) continue;
+    const size_t before = last == 0 ? std::string::npos : rest.rfind('-', last - 1);
+    const std::string pid_text = before == std::string::npos ? rest.substr(0, last) : rest.substr(before + 1, last - before - 1);
+    const std::string host = before == std::string::npos ? here : rest.substr(0, before);
+    if (!all_digits(pid_text) || host != here) continue;
+    const long pid = std::stol(pid_text);
+    if (pid <= 0 || pid == static_cast<long>(::getpid())) continue;  // ours: a generation of this process
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // still running (or not ours to ask)
+    std::error_code is_dir;
+    if (!fs::is_directory(it->path(), is_dir)) continue;
+    stale.emplace_back(it->path(), pid);
+  }
+  for (const auto& [path, pid] : stale) {
+    std::error_code rm;
+    fs::remove_all(path, rm);
+    if (rm) {
+      std::fprintf(stderr, "lrahost: warning: cannot remove %s, the staging folder of an interrupted generation "
+                           "(process %ld is gone): %s\n", path.c_str(), pid, rm.message().c_str());
+      continue;
+    }
+    std::fprintf(stderr, "lrahost: note: removed %s, the staging folder of an interrupted generation (process %ld "
+                         "is gone)\n", path.c_str(), pid);
+    removed.push_back(path.string());
+  }
+  return removed;
 }
 
 }  // namespace lra::tasks

@@ -38,4 +38,16 @@ void parallel_for(int64_t n, int threads, const std::function<void(int64_t)>& fn
 // n with thousands separators: 25000 -> "25,000", -1234 -> "-1,234".
 std::string with_commas(int64_t n);
 
+// Generators write into a staging folder next to the final one and rename it
+// when complete. The staging folder's name: final_dir + ".tmp-<host>-<pid>-<n>"
+// (host: this machine's name, so a shared data folder tells the machines apart).
+std::string staging_folder_name(const std::string& final_dir, int counter);
+
+// Removes the staging folders of `final_dir` left by interrupted generations:
+// those of this machine (or of the old ".tmp-<pid>-<n>" form) whose process is
+// gone. Staging folders of running processes and of other machines are kept.
+// Each removal is said on stderr ("lrahost: note: ..."); the removed paths are
+// returned.
+std::vector<std::string> remove_stale_staging(const std::string& final_dir);
+
 }  // namespace lra::tasks

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <new>
 
 #include "task_util.h"
 
@@ -25,9 +26,14 @@ struct Dest {
 };
 
 void prepare(Split* s, int64_t n) {
-  s->tokens.assign(static_cast<size_t>(n * kPixels), 0);
-  s->labels.assign(static_cast<size_t>(n), 0);
-  s->offsets.resize(static_cast<size_t>(n) + 1);
+  try {
+    s->tokens.assign(static_cast<size_t>(n * kPixels), 0);
+    s->labels.assign(static_cast<size_t>(n), 0);
+    s->offsets.resize(static_cast<size_t>(n) + 1);
+  } catch (const std::bad_alloc&) {
+    throw Error(ErrorKind::memory, "image: cannot allocate " + with_commas(n * kPixels * 4) + " bytes for " +
+                                       with_commas(n) + " images of " + std::to_string(kPixels) + " tokens");
+  }
   for (int64_t i = 0; i <= n; ++i) s->offsets[i] = i * kPixels;
 }
 
@@ -119,6 +125,15 @@ int64_t record_count(const std::string& path) {
     throw Error(ErrorKind::data, "image: " + path + " has " + std::to_string(size) +
                                      " bytes, not a positive multiple of the 3073-byte record (1 label byte + 3072 "
                                      "pixel bytes; a full batch is 30,730,000 bytes): truncated download?; " +
+                                     kDownloadHint);
+  // A batch file holds at most one full batch (10,000 records, 30,730,000
+  // bytes); anything larger is refused on its size, before a buffer for its
+  // records is allocated (a 9 GB file would otherwise ask for tens of GB).
+  const uintmax_t full = static_cast<uintmax_t>(kRecordsPerBatch) * static_cast<uintmax_t>(kRecordBytes);
+  if (size > full)
+    throw Error(ErrorKind::data, "image: " + path + " has " + std::to_string(size) + " bytes, more than a CIFAR-10 "
+                                     "batch file holds (" + with_commas(kRecordsPerBatch) + " records of 3073 bytes = " +
+                                     with_commas(static_cast<int64_t>(full)) + " bytes): not a CIFAR-10 batch; " +
                                      kDownloadHint);
   return static_cast<int64_t>(size / static_cast<uintmax_t>(kRecordBytes));
 }

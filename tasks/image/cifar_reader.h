@@ -16,6 +16,7 @@ inline constexpr int64_t kRecordBytes = 1 + 3 * kPixels;  // label, then R, G, B
 inline constexpr int64_t kVocabSize = 256;          // the gray value; 0 is black (masked only by model.padding_mask = "nonzero_tokens")
 inline constexpr int64_t kNumClasses = 10;
 inline constexpr int64_t kFullTrain = 50000, kFullTest = 10000;
+inline constexpr int64_t kRecordsPerBatch = 10000;  // records in one full batch file
 
 inline constexpr const char* kDownloadHint =
     "download cifar-10-binary.tar.gz from https://www.cs.toronto.edu/~kriz/cifar.html and unpack it into the data "

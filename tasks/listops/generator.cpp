@@ -17,6 +17,7 @@
 #include <unordered_set>
 
 #include "lra/status.h"
+#include "task_util.h"
 
 namespace lra::listops {
 namespace {
@@ -329,8 +330,10 @@ void write_dataset(const std::string& dir, const std::vector<Example>& examples,
   fs::path final_dir = fs::path(dir).lexically_normal();
   if (final_dir.filename().empty()) final_dir = final_dir.parent_path();
   static std::atomic<int> counter{0};
-  fs::path tmp = final_dir;
-  tmp += ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  // A killed generation leaves its staging folder: the next one into the same
+  // place removes it (and says so) before staging its own.
+  lra::tasks::remove_stale_staging(final_dir.string());
+  const fs::path tmp = lra::tasks::staging_folder_name(final_dir.string(), counter++);
 
   struct Cleanup {  // removes the temporary folder unless it became the final one
     fs::path path;

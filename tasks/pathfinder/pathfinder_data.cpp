@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <new>
 
 #include "lra/status.h"
 #include "png_io.h"
@@ -113,7 +114,17 @@ void parse_metadata(const std::string& text, const std::string& file, const std:
     if (f.size() < 4 || f[0].empty() || f[1].empty() || (f[3] != "0" && f[3] != "1"))
       fail("malformed metadata row at " + where + ": \"" + shorten(line) +
            "\" (expected fields separated by single spaces: imgs/<batch> sample_<i>.png <i> <label 0|1> ...)");
-    out->push_back({(dir / f[0] / f[1]).string(), f[3] == "1" ? 1 : 0, where});
+    // The image is named relative to the dataset folder and must stay inside
+    // it: an absolute path or one that climbs out with ".." is refused, so a
+    // metadata file cannot make the reader open files elsewhere.
+    const fs::path rel = (fs::path(f[0]) / f[1]).lexically_normal();
+    if (fs::path(f[0]).is_absolute() || fs::path(f[1]).is_absolute() || rel.empty() || *rel.begin() == ".." ||
+        rel.has_root_path())
+      fail("metadata row at " + where + " names the image \"" + shorten(f[0] + "/" + f[1]) +
+           "\", outside the dataset folder " + dir.string() +
+           " (images are named relative to it, e.g. imgs/0 sample_0.png); the metadata file is damaged or not "
+           "from the LRA release");
+    out->push_back({(dir / rel).string(), f[3] == "1" ? 1 : 0, where});
   }
 }
 
@@ -163,10 +174,17 @@ void read_dataset(const std::string& dataset_dir, int resolution, int threads, S
   for (int s = 0; s < 3; ++s) {
     Split& sp = *splits[s];
     sp = Split{};
-    sp.tokens.assign(static_cast<size_t>(counts[s] * len), 0);
-    sp.offsets.resize(static_cast<size_t>(counts[s]) + 1);
+    try {
+      sp.tokens.assign(static_cast<size_t>(counts[s] * len), 0);
+      sp.offsets.resize(static_cast<size_t>(counts[s]) + 1);
+      sp.labels.resize(static_cast<size_t>(counts[s]));
+    } catch (const std::bad_alloc&) {
+      throw Error(ErrorKind::memory, "pathfinder: cannot allocate " + lra::tasks::with_commas(counts[s] * len * 4) +
+                                         " bytes for the tokens of " + lra::tasks::with_commas(counts[s]) + " images of " +
+                                         std::to_string(resolution) + "x" + std::to_string(resolution) +
+                                         "; a full Path-X load needs about 13 GB");
+    }
     for (int64_t k = 0; k <= counts[s]; ++k) sp.offsets[k] = k * len;
-    sp.labels.resize(static_cast<size_t>(counts[s]));
   }
   lra::tasks::parallel_for(n, threads, [&](int64_t j) {
     const ImageRef& r = rows[kept[j]];
@@ -174,11 +192,15 @@ void read_dataset(const std::string& dataset_dir, int resolution, int threads, S
     int64_t k = j;
     while (s < 2 && k >= counts[s]) k -= counts[s++];
     const std::vector<uint8_t> bytes = read_bytes(r.path);
-    const lra::tasks::GrayImage img = lra::tasks::decode_png_gray(bytes.data(), bytes.size(), r.path);
-    if (img.width != resolution || img.height != resolution)
-      fail("image " + r.path + " is " + std::to_string(img.width) + "x" + std::to_string(img.height) + ", expected " +
-           std::to_string(resolution) + "x" + std::to_string(resolution) + " (is this a " +
+    // The header's size is checked before any pixel buffer is allocated (a
+    // 40000x40000 header would otherwise allocate 1.6 GB before being refused).
+    const lra::tasks::PngSize size = lra::tasks::read_png_size(bytes.data(), bytes.size(), r.path);
+    if (size.width != resolution || size.height != resolution)
+      fail("image " + r.path + " is " + std::to_string(size.width) + "x" + std::to_string(size.height) +
+           ", expected " + std::to_string(resolution) + "x" + std::to_string(resolution) + " (is this a " +
            resolution_folder(resolution) + " folder?)");
+    const lra::tasks::GrayImage img =
+        lra::tasks::decode_png_gray(bytes.data(), bytes.size(), r.path, {resolution, resolution});
     int32_t* dst = splits[s]->tokens.data() + k * len;
     for (int64_t p = 0; p < len; ++p) dst[p] = img.pixels[static_cast<size_t>(p)];
     splits[s]->labels[static_cast<size_t>(k)] = r.label;
@@ -212,8 +234,10 @@ void publish_folder(const std::string& final_dir, const std::function<void(const
   std::error_code ec;
   if (fs::exists(fin, ec)) return;
   static std::atomic<int> counter{0};
-  fs::path tmp = fin;
-  tmp += ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  // A killed generation leaves its staging folder: the next one into the same
+  // place removes it (and says so) before staging its own.
+  lra::tasks::remove_stale_staging(fin.string());
+  const fs::path tmp = lra::tasks::staging_folder_name(fin.string(), counter++);
   struct Cleanup {  // removes the staging folder unless it became the final one
     fs::path path;
     ~Cleanup() {

@@ -184,6 +184,10 @@ Split read_aan_tsv(const std::string& path, int64_t max_length, int64_t cap, uin
     if (columns != 5)
       fail("expected 5 tab-separated columns (label, id1, id2, text1, text2), found " + std::to_string(columns));
     field[4] = line.substr(start);
+    // Every row of the LRA files ends with a newline: a last row without one
+    // was cut, possibly inside text2, which would otherwise be read as a
+    // shorter document.
+    if (!complete) fail("the last row has no line end, so its last column (text2) may be cut short");
     int32_t label = 0;
     if (!parse_label(field[0], &label)) fail("label " + quote(field[0]) + " is not 0 or 1 (e.g. 1, 0, 1.0, 0.0)");
     const int64_t row = rep.rows++;

@@ -43,6 +43,22 @@ TEST(RankInfo, TorchrunsAgentStoreIsJoinedNotServed) {
   EXPECT_EQ(r.source, "torchrun");
 }
 
+// Issue 18: the start-up wait is bounded; LRA_DIST_TIMEOUT sets it (seconds).
+TEST(RankInfo, RendezvousTimeoutFromEnvironment) {
+  EXPECT_EQ(rank_info_from({{"WORLD_SIZE", "2"}, {"RANK", "0"}}).timeout_s, 300);
+  EXPECT_EQ(rank_info_from({{"WORLD_SIZE", "2"}, {"RANK", "1"}, {"LRA_DIST_TIMEOUT", "7"}}).timeout_s, 7);
+  EXPECT_EQ(rank_info_from({{"SLURM_NTASKS", "2"}, {"SLURM_PROCID", "0"}, {"LRA_DIST_TIMEOUT", "12"}}).timeout_s, 12);
+  for (const std::string bad : {"0", "-3", "five", "1e9", "99999999999"}) {
+    try {
+      rank_info_from({{"WORLD_SIZE", "2"}, {"RANK", "0"}, {"LRA_DIST_TIMEOUT", bad}});
+      ADD_FAILURE() << "accepted LRA_DIST_TIMEOUT=" << bad;
+    } catch (const lra::Error& e) {
+      EXPECT_EQ(e.kind(), lra::ErrorKind::usage);
+      EXPECT_NE(std::string(e.what()).find("LRA_DIST_TIMEOUT=" + bad), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(RankInfo, MalformedValuesNameTheVariable) {
   for (const auto& env : std::vector<std::map<std::string, std::string>>{
            {{"WORLD_SIZE", "two"}, {"RANK", "0"}},

@@ -52,7 +52,8 @@ TEST(ForgettingLengths, LogScheduleIsGeometricWithoutDuplicates) {
 
 TEST(ForgettingLengths, BadOptionsAreUsageErrors) {
   for (auto f : {+[] { test_lengths(7, 4, "linear"); }, +[] { test_lengths(100, 0, "linear"); },
-                 +[] { test_lengths(100, 4, "cubic"); }}) {
+                 +[] { test_lengths(100, 4, "cubic"); },
+                 +[] { test_lengths(2000000000, 4, "linear"); }}) {  // issue 18: bounded before allocating
     try {
       f();
       FAIL() << "expected an error";

@@ -229,3 +229,29 @@ TEST_F(ImageTask, OptionsRulesAndNoGenerator) {
   EXPECT_EQ(st.kind, lra::ErrorKind::usage);
   EXPECT_NE(st.message.find("cifar-10-binary.tar.gz"), std::string::npos) << st.message;
 }
+
+// Issue 18: a 9 GB batch file (a multiple of the 3073-byte record) is refused on
+// its size before anything is allocated for its records (it ended in a bare
+// std::bad_alloc). The file is sparse: no disk space is used.
+TEST_F(ImageTask, BatchFileLargerThanAFullBatchIsRefusedOnItsSize) {
+  lra::test::write_cifar_fixture(dir_ / "root", 20, 30, 4);
+  const uintmax_t huge = 3000000ull * 3073ull;  // 9.2 GB
+  fs::resize_file(bin("data_batch_3.bin"), huge);
+  try {
+    record_count(bin("data_batch_3.bin").string());
+    ADD_FAILURE() << "a 9 GB batch file accepted";
+  } catch (const lra::Error& e) {
+    EXPECT_EQ(e.kind(), lra::ErrorKind::data);
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find(bin("data_batch_3.bin").string() + " has " + std::to_string(huge) + " bytes"), std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find("30,730,000 bytes"), std::string::npos) << msg;
+  }
+  lra::Dataset ds;
+  const lra::Status st = load({}, &ds);
+  EXPECT_EQ(st.kind, lra::ErrorKind::data) << st.message;
+  EXPECT_NE(st.message.find("more than a CIFAR-10 batch file holds"), std::string::npos) << st.message;
+  // Exactly a full batch is still read.
+  fs::resize_file(bin("data_batch_3.bin"), 10000ull * 3073ull);
+  EXPECT_EQ(record_count(bin("data_batch_3.bin").string()), 10000);
+}

@@ -435,6 +435,30 @@ TEST(ManifestOverride, RulesErrors) {
   EXPECT_TRUE(m.overrides.empty());
 }
 
+// Issue 18: sizes that decide allocations are bounded before anything is built
+// (max_len 2e9 ended in a bare std::bad_alloc).
+TEST(ManifestOverride, SizesBeyondWhatIsAllocatedAreRefused) {
+  const Manifest original = load_preset("listops", "official");
+  Manifest m = original;
+  expect_error([&] { apply_override(m, "model.max_len=2000000000"); }, ErrorKind::rules,
+               {"--set model.max_len=2000000000", "model.max_len = 2000000000", "expected at most 1048576"});
+  expect_error([&] { apply_override(m, "model.d_model=4294967296"); }, ErrorKind::rules,
+               {"model.d_model = 4294967296", "expected at most 65536"});
+  expect_error([&] { apply_override(m, "model.layers=100000"); }, ErrorKind::rules, {"model.layers", "at most 1024"});
+  expect_error([&] { apply_override(m, "model.ffn_dim=9999999"); }, ErrorKind::rules, {"model.ffn_dim", "at most"});
+  expect_error([&] { apply_override(m, "train.batch_size=1000000000"); }, ErrorKind::rules,
+               {"train.batch_size", "at most 65536"});
+  expect_error([&] { apply_override(m, "train.eval_batch_size=1000000000"); }, ErrorKind::rules,
+               {"train.eval_batch_size", "at most 65536"});
+  EXPECT_EQ(to_json(m), to_json(original));
+  // The bound itself is allowed (the text task's 4000-token documents are far below it).
+  apply_override(m, "model.max_len=1048576");
+  EXPECT_EQ(m.model.max_len, 1048576);
+  // In a manifest file too.
+  expect_rules(replace_once(official_text(), "max_len = 2000 ", "max_len = 2000000000 "),
+               {"model.max_len = 2000000000", "expected at most 1048576"});
+}
+
 TEST(ManifestOverride, ValidateNamesOverrides) {
   Manifest m = load_preset("listops", "official");
   apply_override(m, "train.steps=10");

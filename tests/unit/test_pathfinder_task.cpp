@@ -466,3 +466,112 @@ TEST_F(PathfinderData, GenerateWritesTheReleaseLayout) {
   EXPECT_EQ(x.val.size(), 1u);
   EXPECT_EQ(x.test.size(), 1u);
 }
+
+// ---------------------------------------------------------------------------
+// Issue 18: paths in metadata rows stay inside the dataset; PNG header sizes are
+// checked before any pixel buffer is allocated.
+
+namespace {
+
+TEST_F(PathfinderData, MetadataPathsOutsideTheDatasetAreRefused) {
+  for (const std::string bad : {"imgs/0 ../../../x.png", "../.. x.png", "/etc passwd", "imgs/0 /etc/passwd",
+                                "imgs/0/../../.. etc/passwd"}) {
+    std::vector<ImageRef> rows;
+    const std::string msg = error_of(
+        [&] { parse_metadata("imgs/0 sample_0.png 0 1\n" + bad + " 1 1\n", "/x/metadata/3.npy", "DS", &rows); });
+    EXPECT_NE(msg.find("/x/metadata/3.npy:2"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("outside the dataset folder DS"), std::string::npos) << msg;
+    const std::string shown = bad.substr(0, bad.find(' ')) + "/" + bad.substr(bad.find(' ') + 1);
+    EXPECT_NE(msg.find("\"" + shown + "\""), std::string::npos) << msg;
+  }
+  // Inside the folder, ".." that stays inside is fine (and normalised).
+  std::vector<ImageRef> rows;
+  parse_metadata("imgs/0/../1 sample_0.png 0 1\n", "M.npy", "DS", &rows);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].path, "DS/imgs/1/sample_0.png");
+}
+
+TEST_F(PathfinderData, ReaderDoesNotOpenImagesOutsideTheDataset) {
+  // A valid image next to the dataset folder, named by a metadata row: before
+  // issue 18 the reader decoded it as part of the dataset.
+  write_batch(dir_ / "ds", 0, 12, 0);
+  lra::tasks::write_png_gray((dir_ / "outside.png").string(), test_image(32, 3));
+  write_text(dir_ / "ds" / "metadata" / "1.npy", "../.. outside.png 0 1 1.0 14 4 2 0.5 1 1\n");
+  lra::Split tr, va, te;
+  const std::string msg = error_of([&] { read(dir_ / "ds", &tr, &va, &te); });
+  EXPECT_NE(msg.find((dir_ / "ds" / "metadata" / "1.npy").string() + ":1"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("\"../../outside.png\""), std::string::npos) << msg;
+}
+
+// A PNG whose IHDR claims width x height (valid signature, chunk and CRC; no pixel data).
+std::vector<uint8_t> png_header_only(uint32_t width, uint32_t height) {
+  auto crc32 = [](const uint8_t* p, size_t n) {
+    uint32_t c = 0xffffffffu;
+    for (size_t i = 0; i < n; ++i) {
+      c ^= p[i];
+      for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1u)));
+    }
+    return c ^ 0xffffffffu;
+  };
+  auto be32 = [](std::vector<uint8_t>& v, uint32_t x) {
+    for (int s = 24; s >= 0; s -= 8) v.push_back(static_cast<uint8_t>(x >> s));
+  };
+  std::vector<uint8_t> png = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  be32(png, 13);
+  const size_t type_at = png.size();
+  png.insert(png.end(), {'I', 'H', 'D', 'R'});
+  be32(png, width);
+  be32(png, height);
+  png.insert(png.end(), {8, 0, 0, 0, 0});  // 8-bit gray
+  be32(png, crc32(png.data() + type_at, png.size() - type_at));
+  return png;
+}
+
+TEST(PngHeader, HugeSizesAreRefusedBeforeDecoding) {
+  for (const auto& [w, h] : std::vector<std::pair<uint32_t, uint32_t>>{
+           {40000, 40000}, {0x7fffffffu, 0x7fffffffu}, {0x80000000u, 0x80000000u}, {32, 100000}}) {
+    const auto png = png_header_only(w, h);
+    const std::string dims = std::to_string(w) + "x" + std::to_string(h);
+    try {
+      lra::tasks::decode_png_gray(png.data(), png.size(), "big.png");
+      ADD_FAILURE() << dims << " accepted";
+    } catch (const lra::Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::data) << e.what();
+      EXPECT_NE(std::string(e.what()).find("big.png"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(dims), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("4096 per side"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(lra::tasks::read_png_size(png.data(), png.size(), "big.png"), lra::Error);
+  }
+  // Within the limit the header alone is read (nothing decoded).
+  const auto ok = png_header_only(128, 64);
+  const auto size = lra::tasks::read_png_size(ok.data(), ok.size(), "h.png");
+  EXPECT_EQ(size.width, 128);
+  EXPECT_EQ(size.height, 64);
+}
+
+TEST(PngHeader, ExpectedSizeIsCheckedBeforeDecoding) {
+  const auto png = lra::tasks::encode_png_gray(test_image(16, 1));
+  const auto img = lra::tasks::decode_png_gray(png.data(), png.size(), "a.png", {16, 16});
+  EXPECT_EQ(img.pixels.size(), 256u);
+  try {
+    lra::tasks::decode_png_gray(png.data(), png.size(), "a.png", {32, 32});
+    ADD_FAILURE() << "a 16x16 image accepted as 32x32";
+  } catch (const lra::Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::data);
+    EXPECT_NE(std::string(e.what()).find("a.png: the image is 16x16, expected 32x32"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(PathfinderData, HugePngHeaderInADatasetIsNamed) {
+  write_batch(dir_, 0, 12, 0);
+  const auto png = png_header_only(40000, 40000);
+  std::ofstream(dir_ / "imgs/0/sample_4.png", std::ios::binary)
+      .write(reinterpret_cast<const char*>(png.data()), static_cast<std::streamsize>(png.size()));
+  lra::Split tr, va, te;
+  const std::string msg = error_of([&] { read(dir_, &tr, &va, &te); });
+  EXPECT_NE(msg.find((dir_ / "imgs/0/sample_4.png").string()), std::string::npos) << msg;
+  EXPECT_NE(msg.find("40000x40000"), std::string::npos) << msg;
+}
+
+}  // namespace

@@ -77,14 +77,14 @@ class RetrievalTask : public ::testing::Test {
 
 }  // namespace
 
-TEST_F(RetrievalTask, ParsesPairsLabelsCrlfAndMissingFinalNewline) {
+TEST_F(RetrievalTask, ParsesPairsLabelsAndCrlf) {
   const fs::path p = dir_ / "pairs.tsv";
   write_file(p,
              "1\tP01-1001\tP02-2002\tAbc\tXy z\n"
              "0.0\tA\tB\tcaf\xC3\xA9\t\r\n"
              "\n"  // blank lines are skipped
              "1.0\tC\tD\t\"quoted\" text\tq\r\n"
-             "0\tE\tF\tlast\tno newline");
+             "0\tE\tF\tlast\twith newline\n");
   ReadReport rep;
   const lra::Split s = read_aan_tsv(p.string(), 4000, 0, 0, &rep);
   ASSERT_EQ(s.size(), 4u);
@@ -95,7 +95,7 @@ TEST_F(RetrievalTask, ParsesPairsLabelsCrlfAndMissingFinalNewline) {
   EXPECT_TRUE(second(s, 1).empty());  // an empty text is kept (and counted), "\r" is not part of it
   EXPECT_EQ(first(s, 2), ids("\"quoted\" text"));  // no quote handling
   EXPECT_EQ(second(s, 2), ids("q"));
-  EXPECT_EQ(second(s, 3), ids("no newline"));
+  EXPECT_EQ(second(s, 3), ids("with newline"));
   EXPECT_EQ(s.offsets.size(), 5u);
   EXPECT_EQ(s.offsets2.size(), 5u);
   EXPECT_EQ(s.offsets.back(), static_cast<int64_t>(s.tokens.size()));
@@ -136,6 +136,16 @@ TEST_F(RetrievalTask, BadLinesNameFileAndLine) {
   EXPECT_NE(msg.find(path + ":1:"), std::string::npos) << msg;
   EXPECT_NE(msg.find("found 4"), std::string::npos) << msg;
   EXPECT_NE(msg.find("the file ends inside this line"), std::string::npos) << msg;
+  // Issue 18: a last row cut inside its last column (5 columns, no line end) was read as a shorter text2.
+  msg = error_for("1\ta\tb\tx\ty\n0\ta\tb\tfull text\tcut in the midd");
+  EXPECT_NE(msg.find(path + ":2:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("the last row has no line end"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("the file ends inside this line"), std::string::npos) << msg;
+  msg = error_for("1\ta\tb\tx\ty\r");  // a CRLF file cut between the two
+  EXPECT_NE(msg.find(path + ":1:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("no line end"), std::string::npos) << msg;
+  msg = error_for("1\ta\tb\tx\ty\n0\ta\tb\tx\ty\n1\ta\tb\tx\tcut", 1);  // also when the row is not in the subset
+  EXPECT_NE(msg.find(path + ":3:"), std::string::npos) << msg;
   // a bad record outside a capped subset is still an error
   msg = error_for("1\ta\tb\tx\ty\n0\ta\tb\tx\ty\n1\ta\tb\tx\ty\nnan\ta\tb\tx\ty\n", 1);
   EXPECT_NE(msg.find(path + ":4:"), std::string::npos) << msg;

@@ -1,9 +1,12 @@
 // The helpers shared by the built-in task readers (tasks/common/task_util.h):
 // the seeded subset rule, the cache-folder hash, parallel_for and with_commas.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -86,6 +89,50 @@ TEST(TaskUtil, ParallelForRethrowsTheLowestFailingIndex) {
         EXPECT_STREQ(e.what(), "37") << "threads " << threads << " chunk " << chunk;
       }
     }
+}
+
+// A pid that is certainly not running: a child that has exited and been reaped.
+pid_t dead_pid() {
+  const pid_t pid = fork();
+  if (pid == 0) _exit(0);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return pid;
+}
+
+// Issue 18: a killed generation left its staging folder forever; the next
+// generation into the same place removes it.
+TEST(TaskUtil, StaleStagingFoldersOfGoneProcessesAreRemoved) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / ("lra-staging-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root);
+  const std::string fin = (root / "listops").string();
+  const std::string mine = staging_folder_name(fin, 7);  // <fin>.tmp-<host>-<pid>-7
+  ASSERT_EQ(mine.rfind(fin + ".tmp-", 0), 0u) << mine;
+  const std::string suffix = "-" + std::to_string(::getpid()) + "-7";
+  ASSERT_EQ(mine.substr(mine.size() - suffix.size()), suffix) << mine;
+  const std::string host = mine.substr(fin.size() + 5, mine.size() - suffix.size() - fin.size() - 5);
+  const std::string gone = std::to_string(dead_pid());
+  const std::string alive = std::to_string(::getppid());
+  const std::vector<std::string> stale = {fin + ".tmp-" + host + "-" + gone + "-0", fin + ".tmp-" + gone + "-3"};
+  const std::vector<std::string> kept = {mine,                                         // this process: running
+                                         fin + ".tmp-" + host + "-" + alive + "-0",   // a running process
+                                         fin + ".tmp-elsewhere-" + gone + "-0",       // another machine's
+                                         (root / "other.tmp-").string() + host + "-" + gone + "-0",  // another folder's
+                                         fin + ".tmp-notes"};
+  for (const auto& d : stale) fs::create_directories(fs::path(d) / "imgs");
+  for (const auto& d : kept) fs::create_directories(d);
+  std::vector<std::string> removed = remove_stale_staging(fin);
+  std::sort(removed.begin(), removed.end());
+  std::vector<std::string> expected = stale;
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(removed, expected);
+  for (const auto& d : stale) EXPECT_FALSE(fs::exists(d)) << d;
+  for (const auto& d : kept) EXPECT_TRUE(fs::exists(d)) << d;
+  EXPECT_TRUE(remove_stale_staging(fin).empty());
+  EXPECT_TRUE(remove_stale_staging((root / "absent" / "x").string()).empty());  // no parent folder: nothing to do
+  fs::remove_all(root);
 }
 
 }  // namespace
