@@ -79,6 +79,24 @@ TEST(InputLimitsCli, HugeMaxLenIsARulesErrorNotBadAlloc) {
   EXPECT_EQ(o.output.find("bad_alloc"), std::string::npos) << o.output;
 }
 
+// A size within the manifest's bounds that still cannot be allocated: LibTorch's
+// CPU allocator fails (a c10::Error, "can't allocate memory") and the host ends
+// with exit 7 and LibTorch's size instead of "internal error". The address
+// space is limited to 4 GB so that the 16 GB position table fails on any machine.
+TEST(InputLimitsCli, LibTorchAllocationFailureIsExitSeven) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer reserves terabytes of address space: it cannot start under ulimit -v";
+#endif
+  TempDir dir;
+  const auto o = lrahost(kSmoke + " --set model.max_len=1048576 --set model.d_model=2048 --set model.qkv_dim=2048 --out " +
+                             (dir.path() / "r").string(),
+                         "ulimit -v 4000000;");
+  EXPECT_EQ(o.code, 7) << o.output;
+  EXPECT_NE(o.output.find("lrahost: error: out of memory in LibTorch"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("you tried to allocate 17179885568 bytes"), std::string::npos) << o.output;
+  EXPECT_EQ(o.output.find("internal error"), std::string::npos) << o.output;
+}
+
 // Six CIFAR-10 batch files of `records` all-zero records each.
 void write_cifar(const fs::path& dir, int records) {
   fs::create_directories(dir);
