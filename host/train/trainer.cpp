@@ -95,6 +95,8 @@ TrainResult train_and_evaluate(Classifier& model, const lra::Dataset& data, cons
     for (const auto& c : candidates) {
       try {
         check_checkpoint_state(c, t.steps);
+        if (read_checkpoint_state(c).identity != o.identity)
+          throw Error(ErrorKind::rules, "it was written by another run (manifest, plugin, options, seed or data)");
         load_checkpoint(c, *model, opt, o.device);
         r.resumed_from = c;
         break;

@@ -5,6 +5,7 @@
 // run names are unique per plugin file and its exit code reports failed runs,
 // and a suite directory holds one plugin.
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -115,22 +116,31 @@ TEST(OutputLock, AStaleLockOfADeadProcessIsTakenOverAndSaidSo) {
   EXPECT_FALSE(fs::exists(out / ".lrahost.lock"));  // released at the end
 }
 
-TEST(OutputLock, TwoConcurrentRunsIntoOneDirectoryOneIsRefused) {
+TEST(OutputLock, ASecondRunIntoARunningRunsDirectoryIsRefusedAndAKilledRunsLockTakenOver) {
   TempDir d;
   const fs::path out = d.path() / "run";
-  const std::string slow = tiny(out) + " --set train.steps=400 --set train.eval_every=200";
   data_dir();
-  const pid_t first = spawn_lrahost(slow, d.path() / "first.log");
+  // A run far too long to finish during the test.
+  const pid_t first = spawn_lrahost(tiny(out) + " --set train.steps=1000000 --set train.eval_every=1000000",
+                                    d.path() / "first.log");
   ASSERT_GT(first, 0);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
   while (!fs::exists(out / "run.log") && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  auto second = lrahost(slow);
+  ASSERT_TRUE(fs::exists(out / "run.log")) << read_text(d.path() / "first.log");
+  auto second = lrahost(tiny(out));  // today: both run, the second's result replaces the first's
+  EXPECT_EQ(second.code, 2) << second.output;
+  EXPECT_TRUE(contains(second.output, "another lrahost (PID " + std::to_string(first) + ")")) << second.output;
+  EXPECT_TRUE(contains(second.output, (out / ".lrahost.lock").string())) << second.output;
+
+  kill(first, SIGKILL);  // its lock file stays behind, its flock does not
   int status = 0;
   waitpid(first, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << read_text(d.path() / "first.log");
-  EXPECT_EQ(second.code, 2) << second.output;
-  EXPECT_TRUE(contains(second.output, "another lrahost (PID ")) << second.output;
+  ASSERT_TRUE(fs::exists(out / ".lrahost.lock"));
+  auto third = lrahost(tiny(out));
+  ASSERT_EQ(third.code, 0) << third.output;
+  EXPECT_TRUE(contains(third.output, "took over the stale lock")) << third.output;
+  EXPECT_TRUE(contains(third.output, "of process " + std::to_string(first))) << third.output;
   EXPECT_TRUE(fs::exists(out / "result.json"));
 }
 
