@@ -1,6 +1,7 @@
 #include "data/task_data.h"
 
 #include <cstdlib>
+#include <new>
 
 #include "lra/status.h"
 #include "train/batches.h"
@@ -49,7 +50,14 @@ LoadedData load_task_data(const LoadedPlugin& task, const lra::Params& given, co
   req.threads = threads;
   req.allow_generate = allow_generate;
   req.enforce_sizes = allow_generate;  // `data check` (no generation) reports what the files hold
-  if (auto st = task.task().load(req, &out.dataset); !st.ok()) throw Error(st.kind, st.message);
+  if (auto st = task.task().load(req, &out.dataset); !st.ok()) {
+    // The SDK's boundary (lra::guarded) reports a std::bad_alloc thrown in the
+    // task as an internal error with what() "std::bad_alloc": it is exit 7.
+    if (st.kind == ErrorKind::internal && st.message == std::bad_alloc().what())
+      throw Error(ErrorKind::memory, "task '" + task.descriptor.name + "' ran out of memory (std::bad_alloc) loading " +
+                                         "its data from " + root.string() + ": the splits do not fit in memory");
+    throw Error(st.kind, st.message);
+  }
   validate_split(out.dataset.train, out.dataset.info, "train");
   validate_split(out.dataset.val, out.dataset.info, "validation");
   validate_split(out.dataset.test, out.dataset.info, "test");
