@@ -224,6 +224,26 @@ TEST(DiskFull, AFailedCheckpointWriteIsExit8AndKeepsTheEarlierCheckpoint) {
   EXPECT_FALSE(fs::exists(out / "result.json"));
 }
 
+TEST(AllOrNothing, ALeaderboardWhoseThirdFileCannotBeWrittenReplacesNoneOfTheOthers) {
+  TempDir d;
+  const fs::path run = d.path() / "run", site = d.path() / "site";
+  auto r = lrahost(tiny(run));
+  ASSERT_EQ(r.code, 0) << r.output;
+  auto first = lrahost("leaderboard " + run.string() + " --out " + site.string() + " --title First");
+  ASSERT_EQ(first.code, 0) << first.output;
+  const std::string json = read_text(site / "leaderboard.json"), md = read_text(site / "leaderboard.md");
+  fs::remove(site / "index.html");
+  fs::create_directories(site / "index.html" / "keep");  // a directory where the page goes
+  auto o = lrahost("leaderboard " + run.string() + " --out " + site.string() + " --title Second");
+  EXPECT_EQ(o.code, 8) << o.output;
+  EXPECT_TRUE(contains(o.output, (site / "index.html").string())) << o.output;
+  EXPECT_EQ(read_text(site / "leaderboard.json"), json);  // today: already replaced by the second call's
+  EXPECT_EQ(read_text(site / "leaderboard.md"), md);
+  EXPECT_TRUE(fs::is_directory(site / "index.html" / "keep"));
+  for (const auto& e : fs::directory_iterator(site))
+    EXPECT_FALSE(contains(e.path().filename().string(), "staging")) << e.path();
+}
+
 // --- --resume --------------------------------------------------------------------
 
 // A finished run with checkpoints at updates 4 and 8, its result removed so
