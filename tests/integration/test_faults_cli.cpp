@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -222,6 +224,70 @@ TEST(DiskFull, AFailedCheckpointWriteIsExit8AndKeepsTheEarlierCheckpoint) {
   EXPECT_TRUE(contains(o.output, "File too large")) << o.output;
   EXPECT_FALSE(fs::exists(out / "checkpoints" / "step-4"));  // never published half-written
   EXPECT_FALSE(fs::exists(out / "result.json"));
+}
+
+// A real full or read-only file system, without root: a private mount
+// namespace (unshare -rm) with a small tmpfs over the output folder. The
+// mount lives only as long as the command, so the shell lists what was left
+// in it before leaving. Skipped where user namespaces are not allowed.
+bool private_mounts_available() {
+  return std::system("unshare -rm sh -c 'mount -t tmpfs -o size=64k tmpfs /tmp' >/dev/null 2>&1") == 0;
+}
+
+// Runs lrahost ARGS with a tmpfs of `kib` KiB (read-only when `ro`) mounted
+// on `mnt`; `before` runs first inside the mount (e.g. to leave a file there),
+// and afterwards the folder's listing is printed after a "LISTING" line.
+Outcome lrahost_on_tmpfs(const fs::path& mnt, std::uintmax_t kib, bool ro, const std::string& before,
+                         const std::string& args) {
+  fs::create_directories(mnt);
+  const std::string m = mnt.string();
+  std::string script = "mount -t tmpfs -o size=" + std::to_string(kib) + "k tmpfs " + m + " || exit 99; " +
+                       before + (ro ? " mount -o remount,ro " + m + " || exit 99;" : "") +
+                       " \"$0\" \"$@\"; rc=$?; echo LISTING; ls -a " + m + "; cat " + m +
+                       "/model.pt 2>/dev/null; echo; exit $rc";
+  return lrahost(args, "unshare -rm sh -c '" + script + "'");
+}
+
+TEST(DiskFull, ARealFullFileSystemIsExit8AndKeepsThePreviousModel) {
+  if (!private_mounts_available()) GTEST_SKIP() << "unshare -rm (user and mount namespaces) is not allowed here";
+  TempDir d;
+  const fs::path first = d.path() / "first";
+  auto ok = lrahost(tiny(first));
+  ASSERT_EQ(ok.code, 0) << ok.output;
+  const auto model_kib = fs::file_size(first / "model.pt") / 1024;
+  const auto log_kib = fs::file_size(first / "run.log") / 1024;
+  // Room for run.log, the lock file and the old model, not for the new model.pt.
+  const auto size_kib = log_kib + 16 + model_kib / 2;
+  ASSERT_GT(model_kib, 32u) << "the tiny model is too small for this test";
+  const fs::path out = d.path() / "mnt";
+  auto o = lrahost_on_tmpfs(out, size_kib, false, "printf \"previous good model\" > " + out.string() + "/model.pt;",
+                            tiny(out));
+  ASSERT_NE(o.code, 99) << "could not mount: " << o.output;
+  EXPECT_EQ(o.code, 8) << o.output;  // not 134 (SIGABRT)
+  EXPECT_TRUE(contains(o.output, "No space left on device")) << o.output;
+  EXPECT_TRUE(contains(o.output, "cannot write '" + (out / "model.pt").string() + "'")) << o.output;
+  const std::string listing = o.output.substr(o.output.rfind("LISTING"));
+  EXPECT_TRUE(contains(listing, "previous good model")) << listing;  // the old file, intact
+  EXPECT_FALSE(contains(listing, "result.json")) << listing;
+  EXPECT_FALSE(contains(listing, ".tmp-")) << listing;                  // no partial file left
+}
+
+TEST(OutputDir, AReadOnlyFileSystemIsAUsageErrorEvenForRoot) {
+  if (!private_mounts_available()) GTEST_SKIP() << "unshare -rm (user and mount namespaces) is not allowed here";
+  TempDir d;
+  const fs::path ro = d.path() / "ro";
+  for (const std::string& out : {ro.string(), (ro / "new-run").string()}) {
+    auto o = lrahost_on_tmpfs(ro, 64, true, "", tiny(out));
+    ASSERT_NE(o.code, 99) << "could not mount: " << o.output;
+    EXPECT_EQ(o.code, 2) << out << "\n" << o.output;
+    EXPECT_TRUE(contains(o.output, "Read-only file system")) << o.output;
+    EXPECT_FALSE(contains(o.output, "internal error")) << o.output;
+  }
+  auto r = lrahost(tiny(d.path() / "run"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  auto lb = lrahost_on_tmpfs(ro, 64, true, "", "leaderboard " + (d.path() / "run").string() + " --out " + ro.string());
+  EXPECT_EQ(lb.code, 2) << lb.output;
+  EXPECT_TRUE(contains(lb.output, "Read-only file system")) << lb.output;
 }
 
 TEST(AllOrNothing, ALeaderboardWhoseThirdFileCannotBeWrittenReplacesNoneOfTheOthers) {
