@@ -147,7 +147,8 @@ void read_dataset(const std::string& dataset_dir, int resolution, int threads, S
     std::error_code ec;
     const auto size = fs::file_size(rows[i].path, ec);
     if (ec) {
-      if (!fs::exists(rows[i].path))
+      std::error_code ec2;  // non-throwing: a name too long for the OS is "cannot read", not a crash
+      if (ec == std::errc::no_such_file_or_directory || (!fs::exists(rows[i].path, ec2) && !ec2))
         fail("missing image " + rows[i].path + " (listed at " + rows[i].where +
              "); incomplete download or extraction?");
       fail("cannot read image " + rows[i].path + ": " + ec.message());
