@@ -644,8 +644,6 @@ void validate(const Manifest& m) {
   validate_impl(m, ctx);
 }
 
-namespace {
-
 // Offset of the first byte of `s` that is not well-formed UTF-8 (Unicode
 // Table 3-7: no overlong forms, surrogates or code points above U+10FFFF), or npos.
 size_t invalid_utf8_at(std::string_view s) {
@@ -672,8 +670,6 @@ size_t invalid_utf8_at(std::string_view s) {
   }
   return std::string_view::npos;
 }
-
-}  // namespace
 
 void apply_override(Manifest& m, const std::string& assignment) {
   // Command-line bytes: everything downstream (messages, result.json,

@@ -107,6 +107,11 @@ Manifest parse_manifest(std::string_view text, const std::string& source);
 // m.overrides; `m.text` is left as parsed (any override makes a run open).
 void apply_override(Manifest& m, const std::string& assignment);
 
+// Offset of the first byte of `s` that is not well-formed UTF-8, or npos.
+// Command-line assignments (--set, mixer options) must be UTF-8 text: they
+// end up in result.json, checkpoints and messages.
+size_t invalid_utf8_at(std::string_view s);
+
 // Semantic checks shared by parse_manifest and apply_override.
 void validate(const Manifest& m);
 

@@ -406,6 +406,20 @@ TEST(Seeds, OutsideZeroToTwoToThe63AreRefusedEverywhere) {
   EXPECT_FALSE(fs::exists(d.path() / "w"));
 }
 
+TEST(Sets, AssignmentsThatAreNotUtf8AreUsageErrorsForManifestKeysAndMixerOptions) {
+  // Found by fuzz/manifest_set: such bytes once made every later JSON dump
+  // (result.json, checkpoints) fail with 'internal error'. A plugin's string
+  // option (performer's kernel) must not pass them on either.
+  TempDir d;
+  for (const std::string set : {"train.lr=\"$(printf '\\377')\"", "mixer.kernel=\"$(printf 'a\\377')\""}) {
+    auto o = lrahost("run --plugin performer --task listops --preset smoke --data-dir " + data_dir() + " --out " +
+                     (d.path() / "run").string() + " --set " + set);
+    EXPECT_EQ(o.code, 2) << set << "\n" << o.output;
+    EXPECT_TRUE(contains(o.output, "not valid UTF-8")) << set << "\n" << o.output;
+    EXPECT_FALSE(fs::exists(d.path() / "run" / "result.json"));
+  }
+}
+
 TEST(Seeds, TheLargestSeedIsAccepted) {
   TempDir d;
   auto o = lrahost("sweep --plugins transformer --tasks listops --slurm --out " + d.str() +
