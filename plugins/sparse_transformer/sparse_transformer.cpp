@@ -27,6 +27,7 @@
 #include <vector>
 
 #include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
 #include <lra/attention.h>
 #include <lra/mixer.h>
 #include <torch/csrc/autograd/custom_function.h>
@@ -39,8 +40,12 @@ using torch::autograd::variable_list;
 
 // A private generator for attention dropout: seeded from the global one in
 // forward and re-created from the same seed in backward, so the recomputed
-// dropout masks equal the forward ones.
+// dropout masks equal the forward ones. On CPU a fresh generator: in LibTorch
+// 1.13 Generator::clone() never frees its copy (GeneratorImpl::clone leaves the
+// weak count at 0; LeakSanitizer finds it), and a fresh CPU generator seeded
+// with `seed` draws exactly what a seeded clone would.
 at::Generator dropout_generator(const at::Device& device, uint64_t seed) {
+  if (device.is_cpu()) return at::detail::createCPUGenerator(seed);
   at::Generator global = at::globalContext().defaultGenerator(device);
   at::Generator g;
   {
