@@ -82,7 +82,8 @@ int make_plan(const SweepArgs& a) {
   if (fs::exists(out / "sweep.json")) {
     std::string before;
     try {
-      for (const auto& e : read_plan(out)["entries"]) {
+      const json plan = read_plan(out);  // kept alive: a range-for over read_plan(out)["entries"] dangles
+      for (const auto& e : plan["entries"]) {
         const std::string p = e["plugin"];
         if (before.find("'" + p + "'") == std::string::npos) before += (before.empty() ? "'" : ", '") + p + "'";
       }
