@@ -170,9 +170,7 @@ std::map<std::string, std::string> apply_sets(const std::vector<std::string>& se
   for (const auto& s : sets) {
     const auto eq = s.find('=');
     if (s.rfind("mixer.", 0) == 0 && eq != std::string::npos) {
-      if (const size_t bad = invalid_utf8_at(s); bad != std::string_view::npos)
-        throw Error(ErrorKind::usage, "--set: the assignment is not valid UTF-8 (byte " + std::to_string(bad) +
-                                          "); write mixer options as UTF-8 text");
+      require_utf8_assignment(s);  // as apply_override does for manifest keys
       mixer_sets[s.substr(6, eq - 6)] = s.substr(eq + 1);
       continue;
     }

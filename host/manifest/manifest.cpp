@@ -671,12 +671,16 @@ size_t invalid_utf8_at(std::string_view s) {
   return std::string_view::npos;
 }
 
-void apply_override(Manifest& m, const std::string& assignment) {
-  // Command-line bytes: everything downstream (messages, result.json,
-  // checkpoints) is UTF-8 text, as a TOML manifest is by definition.
+void require_utf8_assignment(std::string_view assignment) {
   if (const size_t bad = invalid_utf8_at(assignment); bad != std::string_view::npos)
     fail(ErrorKind::usage, "--set: the assignment is not valid UTF-8 (byte " + std::to_string(bad) +
                                "); write keys and values as UTF-8 text");
+}
+
+void apply_override(Manifest& m, const std::string& assignment) {
+  // Command-line bytes: everything downstream (messages, result.json,
+  // checkpoints) is UTF-8 text, as a TOML manifest is by definition.
+  require_utf8_assignment(assignment);
   const std::string label = "--set " + assignment;
   auto eq = assignment.find('=');
   std::string key = trim(assignment.substr(0, eq == std::string::npos ? assignment.size() : eq));

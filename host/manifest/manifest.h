@@ -111,6 +111,8 @@ void apply_override(Manifest& m, const std::string& assignment);
 // Command-line assignments (--set, mixer options) must be UTF-8 text: they
 // end up in result.json, checkpoints and messages.
 size_t invalid_utf8_at(std::string_view s);
+// Throws ErrorKind::usage naming the first bad byte when `assignment` is not UTF-8.
+void require_utf8_assignment(std::string_view assignment);
 
 // Semantic checks shared by parse_manifest and apply_override.
 void validate(const Manifest& m);
