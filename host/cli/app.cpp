@@ -193,7 +193,42 @@ int run_cli(int argc, char** argv) {
 
   std::vector<std::string> verify_paths;
   auto* v = app.add_subcommand("verify", "Check result files: closed/open, valid/invalid, with reasons");
-  v->add_option("results", verify_paths, "result.json files or directories")->required();
+  v->add_option("results", verify_paths, "result.json files or directories");
+  ReevaluateArgs re;
+  v->add_option("--reevaluate", re.bundle, "A bundle from `lrahost submit`: re-evaluate every run from its weights "
+                                           "(plugin code runs in a bubblewrap sandbox)");
+  v->add_option("--out", re.out, "--reevaluate: folder to unpack the bundle into and keep, with a reevaluation.json "
+                                 "beside each result (default: a temporary folder, removed)");
+  v->add_option("--data-dir", re.data_dir, "--reevaluate: data root (default: as for run)");
+  v->add_option("--device", re.device, "--reevaluate: cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+  v->add_option("--threads", re.threads, "--reevaluate: CPU threads (0 = all cores)");
+  v->add_option("--private-seed", re.private_seed,
+                "--reevaluate: seed of the private test set (default: drawn at random and never written)");
+  v->add_option("--private-examples", re.private_examples,
+                "--reevaluate: size of the private test set (default: that of the public test split)")
+      ->check(CLI::NonNegativeNumber);
+  v->add_option("--sandbox-memory", re.memory_gib, "--reevaluate: address-space limit of the sandbox, GiB")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  v->add_option("--sandbox-timeout", re.timeout_s, "--reevaluate: time limit per run, seconds")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  v->add_flag("--no-sandbox", re.no_sandbox, "--reevaluate: run submitted plugin code unconfined (unsafe)");
+
+  SubmitArgs sb;
+  auto* sbc = app.add_subcommand("submit", "Pack runs (result.json, model.pt) and their plugin into one bundle for "
+                                           "a leaderboard maintainer");
+  sbc->add_option("runs", sb.runs, "Run directories, folders holding them, or result.json files")->required();
+  sbc->add_option("--out", sb.out, "The bundle file to write (a tar)")->required();
+
+  EvaluateRunArgs ev;
+  auto* evc = app.add_subcommand("evaluate-run", "Internal: the sandboxed half of verify --reevaluate");
+  evc->group("");  // not listed in --help
+  evc->add_option("--run", ev.run)->required();
+  evc->add_option("--plugin", ev.plugin)->required();
+  evc->add_option("--task-info", ev.task_info)->required();
+  evc->add_option("--inputs", ev.inputs)->required();
+  evc->add_option("--out", ev.out)->required();
+  evc->add_option("--device", ev.device);
+  evc->add_option("--threads", ev.threads);
 
   try {
     app.parse(argc, argv);
@@ -222,6 +257,15 @@ int run_cli(int argc, char** argv) {
     return rc != 0 || !inspect_check ? rc : inspect_check_command(inspect_target, ic);
   }
   if (*pl) return plugins_command();
+  if (*sbc) return submit_command(sb);
+  if (*evc) return evaluate_run_command(ev);
+  if (*v && re.bundle) {
+    if (!verify_paths.empty())
+      throw Error(ErrorKind::usage, "verify --reevaluate takes the bundle only; verify result files in a separate call");
+    return reevaluate_command(re);
+  }
+  if (*v && verify_paths.empty())
+    throw Error(ErrorKind::usage, "verify needs result.json files or folders, or --reevaluate BUNDLE");
   if (*v) return verify_command(verify_paths);
   return static_cast<int>(ErrorKind::usage);
 }

@@ -110,6 +110,33 @@ int inspect_command(const std::string& plugin);
 int plugins_command();
 int verify_command(const std::vector<std::string>& paths);
 
+struct SubmitArgs {
+  std::vector<std::string> runs;        // run directories (or folders holding them), or result.json files
+  std::string out;                      // the bundle file to write
+};
+int submit_command(const SubmitArgs& args);
+
+// verify --reevaluate BUNDLE (reevaluation/reevaluate.h).
+struct ReevaluateArgs {
+  std::optional<std::string> bundle, out, data_dir;
+  std::optional<uint64_t> private_seed;
+  int64_t private_examples = 0;
+  std::string device = "cpu";
+  int threads = 0;
+  double memory_gib = 32;
+  int timeout_s = 3600;
+  bool no_sandbox = false;
+};
+int reevaluate_command(const ReevaluateArgs& args);
+
+// The sandboxed half of verify --reevaluate (internal).
+struct EvaluateRunArgs {
+  std::string run, plugin, task_info, out, device = "cpu";
+  std::vector<std::string> inputs;
+  int threads = 1;
+};
+int evaluate_run_command(const EvaluateRunArgs& args);
+
 // Shared by commands: 0 -> number of hardware threads.
 int effective_threads(int requested);
 

@@ -1,0 +1,87 @@
+// `lrahost evaluate-run` (internal, not listed in --help): the part of
+// `verify --reevaluate` that runs submitted plugin code, started by the
+// verifier inside the sandbox (reevaluation/sandbox.h). It rebuilds the
+// submitted model with its plugin, loads model.pt, and writes only the
+// predicted class of every example of the given inputs files: the labels
+// stay with the verifier, which computes the accuracies itself.
+#include <ATen/Parallel.h>
+#include <torch/torch.h>
+
+#include "cli/commands.h"
+#include "cli/run_support.h"
+#include "cli/trained_run.h"
+#include "common/atomic_file.h"
+#include "common/json_input.h"
+#include "device/device.h"
+#include "lra/status.h"
+#include "reevaluation/inputs_file.h"
+#include "train/autocast.h"
+#include "train/batches.h"
+#include "train/trainer.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace lra::host {
+namespace {
+
+std::vector<int32_t> predict(Classifier& model, const lra::Split& split, int64_t max_len, int64_t batch_size,
+                             const torch::Device& device, bool bf16) {
+  torch::NoGradGuard no_grad;
+  model->eval();
+  std::vector<int32_t> out;
+  out.reserve(split.size());
+  const auto n = static_cast<int64_t>(split.size());
+  std::vector<int64_t> idx;
+  for (int64_t start = 0; start < n; start += batch_size) {
+    idx.clear();
+    for (int64_t i = start; i < std::min(n, start + batch_size); ++i) idx.push_back(i);
+    auto b = make_batch(split, idx, max_len).to(device);
+    CudaBf16Autocast autocast(bf16 && device.is_cuda());
+    auto pred = model->forward(b.ids, b.mask, b.ids2, b.mask2).to(torch::kFloat).argmax(-1).to(torch::kCPU);
+    const auto acc = pred.accessor<int64_t, 1>();
+    for (int64_t i = 0; i < acc.size(0); ++i) out.push_back(static_cast<int32_t>(acc[i]));
+  }
+  return out;
+}
+
+}  // namespace
+
+int evaluate_run_command(const EvaluateRunArgs& a) {
+  configure_cpu_threads(a.threads > 0 ? a.threads : 1);
+  RunRecord run = read_run_record(a.run);
+  // The plugin file from the bundle, and only if it is the one the run names.
+  const LoadedPlugin& mixer = open_plugin(a.plugin, LRA_KIND_MIXER);
+  if (mixer.descriptor.name != run.plugin_name || mixer.sha256 != run.plugin_sha256)
+    throw Error(ErrorKind::plugin, a.plugin + " is plugin '" + mixer.descriptor.name + "' (sha256 " + mixer.sha256 +
+                                       "), the run names '" + run.plugin_name + "' (sha256 " + run.plugin_sha256 + ")");
+  nlohmann::json info_json;
+  {
+    std::ifstream in(a.task_info);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    info_json = parse_json_input(ss.str());
+  }
+  lra::TaskInfo info;
+  info.vocab_size = info_json.at("vocab_size").get<int64_t>();
+  info.num_classes = info_json.at("num_classes").get<int64_t>();
+  info.natural_len = info_json.at("natural_len").get<int64_t>();
+  info.paired = info_json.at("paired").get<bool>();
+  const torch::Device device = pick_device(a.device);
+  Classifier model = load_trained_classifier(run, mixer, info, device);
+  const int64_t batch = run.result.at("config").at("train").value("eval_batch_size", int64_t{32});
+  const bool bf16 = device.is_cuda() && run.result.at("timing").value("precision", std::string()) == "bfloat16 autocast";
+  nlohmann::json sets = nlohmann::json::array();
+  for (const auto& file : a.inputs) {
+    const lra::Split split = read_inputs_file(file);
+    sets.push_back({{"inputs", file}, {"predictions", predict(model, split, run.model.max_len, batch, device, bf16)}});
+  }
+  const nlohmann::json out = {{"schema", "lrahost.predictions/v1"},
+                              {"device", describe_device(device)},
+                              {"precision", bf16 ? "bfloat16 autocast" : "float32"},
+                              {"sets", sets}};
+  write_file_atomic(a.out, out.dump());
+  return 0;
+}
+
+}  // namespace lra::host

@@ -1,0 +1,61 @@
+// `lrahost verify --reevaluate BUNDLE`: the maintainer's check of a submission
+// from its weights (reevaluation/reevaluate.h), printed per run.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "cli/commands.h"
+#include "cli/official_registry.h"
+#include "lra/status.h"
+#include "reevaluation/reevaluate.h"
+
+namespace lra::host {
+namespace fs = std::filesystem;
+
+int reevaluate_command(const ReevaluateArgs& a) {
+  ReevaluateOptions o;
+  o.bundle = *a.bundle;
+  o.data_dir = a.data_dir;
+  o.device = a.device;
+  o.threads = effective_threads(a.threads);
+  o.private_seed = a.private_seed;
+  o.private_examples = a.private_examples;
+  o.limits.memory_bytes = static_cast<int64_t>(a.memory_gib * double(1ll << 30));
+  o.limits.timeout_seconds = a.timeout_s;
+  o.sandbox = !a.no_sandbox;
+  bool keep = static_cast<bool>(a.out);
+  if (keep) {
+    o.out = *a.out;
+  } else {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/lrahost-reevaluate-XXXXXX";
+    if (!mkdtemp(tmpl.data())) throw Error(ErrorKind::storage, "cannot create a folder under " + tmpl);
+    o.out = tmpl;
+  }
+  std::vector<RunReevaluation> runs;
+  try {
+    runs = reevaluate_bundle(o, registry_official);
+  } catch (...) {
+    std::error_code ec;
+    if (!keep) fs::remove_all(o.out, ec);
+    throw;
+  }
+  int code = 0;
+  std::size_t valid = 0;
+  for (const auto& r : runs) {
+    std::printf("%s: %s\n", r.run.c_str(), r.valid ? "re-evaluated, valid" : "INVALID");
+    for (const auto& f : r.facts) std::printf("  %s\n", f.c_str());
+    for (const auto& why : r.reasons) std::printf("  - %s\n", why.c_str());
+    if (r.valid) ++valid;
+    else code = static_cast<int>(ErrorKind::rules);
+  }
+  std::printf("bundle %s: %zu of %zu run%s re-evaluated and valid%s\n", o.bundle.c_str(), valid, runs.size(),
+              runs.size() == 1 ? "" : "s", o.sandbox ? " (plugin code ran in a bubblewrap sandbox)" : " (NO sandbox)");
+  if (keep) std::printf("unpacked with reevaluation.json beside each result: %s\n", o.out.c_str());
+  std::error_code ec;
+  if (!keep) fs::remove_all(o.out, ec);
+  return code;
+}
+
+}  // namespace lra::host

@@ -1,0 +1,120 @@
+// `lrahost submit RUNS... --out BUNDLE`: packs what a maintainer needs to
+// check runs without trusting their author (reevaluation/bundle.h): each
+// result.json with its final model.pt, and each distinct plugin .so. Only
+// valid results whose model.pt and plugin file are the ones they record go in.
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/official_registry.h"
+#include "cli/run_support.h"
+#include "common/build_info.h"
+#include "common/json_input.h"
+#include "common/sha256.h"
+#include "lra/status.h"
+#include "reevaluation/bundle.h"
+#include "results/result.h"
+#include "results/verify.h"
+
+namespace lra::host {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::string bare_sha(std::string s) {
+  if (s.rfind("sha256:", 0) == 0) s.erase(0, 7);
+  return s;
+}
+
+// A bundle-safe folder name from the run directory's name.
+std::string run_name(const fs::path& result_file, std::set<std::string>& used) {
+  std::string base;
+  for (char c : result_file.parent_path().filename().string())
+    base += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '-';
+  while (!base.empty() && base.front() == '.') base.erase(0, 1);
+  if (base.empty()) base = "run";
+  if (base.size() > 70) base.resize(70);
+  std::string name = base;
+  for (int i = 2; used.count(name); ++i) name = base + "-" + std::to_string(i);
+  used.insert(name);
+  return name;
+}
+
+}  // namespace
+
+int submit_command(const SubmitArgs& a) {
+  const auto files = collect_result_files({a.runs.begin(), a.runs.end()});
+  std::vector<BundleFile> pack;
+  json runs = json::array();
+  json listed = json::object();
+  std::set<std::string> used, plugins;
+  for (const auto& file : files) {
+    const VerifyReport v = verify_result_file(file, registry_official);
+    if (!v.valid) {
+      std::string why;
+      for (const auto& r : v.reasons) why += "\n  - " + r;
+      throw Error(ErrorKind::rules, file.string() + " does not verify, so it cannot be submitted:" + why);
+    }
+    std::ifstream in(file, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const json result = parse_json_input(ss.str());
+    const fs::path model = file.parent_path() / "model.pt";
+    const json* model_sha = result.contains("model") && result["model"].is_object() && result["model"].contains("sha256")
+                                ? &result["model"]["sha256"] : nullptr;
+    if (!model_sha || !model_sha->is_string())
+      throw Error(ErrorKind::data, file.string() + " records no model.sha256 (written by an older lrahost): its "
+                                                   "model.pt cannot be tied to it; run it again to submit it");
+    if (!fs::is_regular_file(model))
+      throw Error(ErrorKind::data, model.string() + " is missing: a submission carries each run's final model.pt, "
+                                                    "which lrahost run writes beside result.json");
+    // verify has compared model.pt with model.sha256 already.
+    const std::string plugin_file = result.at("plugin").value("file", std::string());
+    const std::string plugin_sha = bare_sha(result.at("plugin").value("sha256", std::string()));
+    if (plugin_file.empty() || !fs::is_regular_file(plugin_file))
+      throw Error(ErrorKind::usage, file.string() + ": its plugin file '" + plugin_file +
+                                        "' (plugin.file) is missing; restore that build of plugin '" +
+                                        result.at("plugin").value("name", std::string()) + "' there");
+    const std::string have = sha256_file(plugin_file);
+    if (have != plugin_sha)
+      throw Error(ErrorKind::usage, file.string() + ": its plugin file " + plugin_file + " has changed since the run (sha256 " +
+                                        have + ", plugin.sha256 " + plugin_sha +
+                                        "); a bundle must carry the build that produced the result");
+    const std::string name = run_name(file, used);
+    const std::string plugin_entry = "plugins/" + plugin_sha + ".so";
+    if (plugins.insert(plugin_entry).second) {
+      pack.push_back({plugin_entry, plugin_file});
+      listed[plugin_entry] = plugin_sha;
+    }
+    pack.push_back({"runs/" + name + "/result.json", file});
+    listed["runs/" + name + "/result.json"] = sha256_file(file);
+    pack.push_back({"runs/" + name + "/model.pt", model});
+    listed["runs/" + name + "/model.pt"] = model_sha->get<std::string>();
+    runs.push_back({{"dir", name},
+                    {"plugin", plugin_entry},
+                    {"plugin_name", result.at("plugin").value("name", std::string())},
+                    {"task", result.at("task").value("name", std::string())},
+                    {"seed", result.value("seed", json())},
+                    {"division", v.division},
+                    {"result_digest", result.value("digest", std::string())}});
+  }
+  const json index = {{"schema", kBundleSchema},
+                      {"created_at", utc_now()},
+                      {"host", {{"version", build_info().version}, {"git_revision", build_info().git_revision}}},
+                      {"runs", runs},
+                      {"files", listed}};
+  write_bundle(a.out, index, pack);
+  std::printf("bundle %s: %zu run%s, %zu plugin file%s\n", a.out.c_str(), runs.size(), runs.size() == 1 ? "" : "s",
+              plugins.size(), plugins.size() == 1 ? "" : "s");
+  for (const auto& r : runs)
+    std::printf("  %s: %s on %s, seed %s, %s\n", r["dir"].get<std::string>().c_str(),
+                r["plugin_name"].get<std::string>().c_str(), r["task"].get<std::string>().c_str(), r["seed"].dump().c_str(),
+                r["division"].get<std::string>().c_str());
+  return 0;
+}
+
+}  // namespace lra::host

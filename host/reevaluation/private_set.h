@@ -1,0 +1,40 @@
+// The private test set of a generated task (ListOps, Pathfinder, Path-X):
+// fresh examples from the task's own generator, with the run's [data]
+// settings but a seed only the verifier knows, so a model that trained on the
+// public test split scores visibly lower on them. And the test that says
+// whether a gap between the two accuracies is more than chance.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "lra/task.h"
+#include "plugins/loader.h"
+
+namespace lra::host {
+
+// The [data] settings for a private set of about `examples` examples drawn
+// with `secret_seed`: the run's settings with the seed replaced and the size
+// keys scaled (test_size = examples, train_size = val_size = 1 for ListOps;
+// images = examples for the Pathfinder family). nullopt when the task has no
+// seed and size keys of a generator, i.e. its data are downloaded.
+std::optional<lra::Params> private_set_params(const lra::Params& run_params, uint64_t secret_seed, int64_t examples);
+
+// Generates (under `scratch`) and loads the private set; every split of it is
+// unseen, so all of them are returned as one split.
+lra::Split draw_private_set(const LoadedPlugin& task, const lra::Params& params, const std::filesystem::path& scratch,
+                            int threads);
+
+struct ProportionTest {
+  double p1 = 0, p2 = 0;  // the two accuracies
+  double gap = 0;         // p1 - p2
+  double z = 0;
+  double p_value = 1;     // one-sided: P(a gap this large or larger | both accuracies equal)
+};
+
+// The pooled two-proportion z-test of k1/n1 against k2/n2 (one-sided, H1: p1 > p2).
+ProportionTest two_proportion_test(int64_t k1, int64_t n1, int64_t k2, int64_t n2);
+
+}  // namespace lra::host

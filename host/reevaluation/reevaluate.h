@@ -1,0 +1,60 @@
+// `lrahost verify --reevaluate BUNDLE`: checks a submission from its weights,
+// not its word. For every run in the bundle:
+//   1. the result file passes verify (digest, division, signature, model hash);
+//   2. the model.pt and plugin .so are the ones the result names (SHA-256);
+//   3. the plugin rebuilds the model and predicts the official test split
+//      inside the sandbox; the verifier, which alone holds the labels,
+//      recomputes the test accuracy: it must equal the recorded one on the
+//      same device and precision, and lie within `tolerance` otherwise;
+//   4. for a generated task, the model also predicts a fresh private test
+//      set drawn from a seed only the verifier knows; a public accuracy
+//      significantly above the private one (one-sided two-proportion z-test,
+//      p < `significance`) means the model saw the public test split.
+// Each run's outcome is written beside its result.json as reevaluation.json,
+// bound to the result's digest, for the leaderboard to show.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "reevaluation/sandbox.h"
+#include "results/verify.h"
+
+namespace lra::host {
+
+inline constexpr const char* kReevaluationFileName = "reevaluation.json";
+inline constexpr const char* kReevaluationSchema = "lrahost.reevaluation/v1";
+
+struct ReevaluateOptions {
+  std::filesystem::path bundle;
+  std::filesystem::path out;                // where the bundle is unpacked and reports written
+  std::optional<std::string> data_dir;      // the official data (generated tasks: generated if absent)
+  std::string device = "cpu";
+  int threads = 1;
+  std::optional<uint64_t> private_seed;     // nullopt: drawn from the system's random source, never written
+  int64_t private_examples = 0;             // 0: as many as the public test split
+  SandboxLimits limits;
+  bool sandbox = true;                      // false: run the plugin unconfined (explicit opt-out)
+  double tolerance = 0.005;                 // accuracy, when device or precision differ from the run's
+  double significance = 0.001;              // of the public-above-private test
+};
+
+struct RunReevaluation {
+  std::string run;                  // the run's folder name in the bundle
+  std::filesystem::path result_file;
+  bool valid = false;
+  std::vector<std::string> reasons;
+  std::vector<std::string> facts;   // what was measured, for the report lines
+  nlohmann::json report;            // what reevaluation.json holds
+};
+
+// Throws lra::Error for a bundle that cannot be read (data) or an --out that
+// cannot be used (usage/storage); a run that fails a check is reported, not thrown.
+std::vector<RunReevaluation> reevaluate_bundle(const ReevaluateOptions& options, const OfficialLookup& official);
+
+}  // namespace lra::host

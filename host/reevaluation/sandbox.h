@@ -1,0 +1,44 @@
+// Running code from a submission without trusting it: the command runs under
+// bubblewrap (Debian's `bwrap`) with no network (fresh network namespace:
+// only a downed loopback), the whole file system read-only except one scratch
+// folder, a private /tmp, no capabilities, a new session, its own PID
+// namespace, an address-space limit and a wall-clock limit after which the
+// whole process tree is killed.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lra::host {
+
+struct SandboxLimits {
+  int64_t memory_bytes = 32ll << 30;  // RLIMIT_AS of the sandboxed process tree
+  int timeout_seconds = 3600;
+  bool gpu = false;                   // bind the NVIDIA device nodes (CUDA re-evaluation)
+};
+
+struct SandboxOutcome {
+  int exit_code = -1;       // the command's exit status, -1 when killed by a signal
+  int signal = 0;           // the signal that ended it, 0 when it exited
+  bool timed_out = false;
+  std::string log_tail;     // the last lines of its stdout+stderr
+  std::string describe() const;  // "exit 0", "killed by signal 9 (time limit 30 s)", ...
+};
+
+// Why the sandbox cannot be used here (bwrap missing, or it cannot create
+// namespaces on this machine), tried once with a trivial command; nullopt
+// when it works.
+std::optional<std::string> sandbox_unavailable();
+
+// Runs argv[0] (an absolute path) with its arguments inside the sandbox.
+// `scratch` (an existing folder) is the only writable place; the output goes
+// to scratch/sandbox.log. `sandboxed` false runs the same command unconfined
+// (for machines without user namespaces, when the caller asked for it
+// explicitly), still with the memory and time limits.
+SandboxOutcome run_in_sandbox(const std::vector<std::string>& argv, const std::filesystem::path& scratch,
+                              const SandboxLimits& limits, bool sandboxed = true);
+
+}  // namespace lra::host

@@ -1,0 +1,279 @@
+// host/reevaluation: what a maintainer's machine relies on when it opens a
+// submission — the bundle reader refuses anything but the files it expects,
+// the sandbox confines what runs in it, and the statistics are right.
+#include <archive.h>
+#include <archive_entry.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "common/sha256.h"
+#include "lra/status.h"
+#include "reevaluation/bundle.h"
+#include "reevaluation/inputs_file.h"
+#include "reevaluation/private_set.h"
+#include "reevaluation/sandbox.h"
+
+namespace lra::host {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct Tmp {
+  fs::path path;
+  // Under the working directory by default: the sandbox gives /tmp a private tmpfs.
+  explicit Tmp(bool in_tmp = true) {
+    std::string t = (in_tmp ? std::string("/tmp") : fs::current_path().string()) + "/lra-reeval-test-XXXXXX";
+    path = mkdtemp(t.data());
+  }
+  ~Tmp() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+void write(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << text;
+}
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// A tar written entry by entry, for archives `lrahost submit` would never write.
+struct RawTar {
+  archive* a;
+  explicit RawTar(const fs::path& file) : a(archive_write_new()) {
+    archive_write_set_format_pax_restricted(a);
+    archive_write_open_filename(a, file.c_str());
+  }
+  void add(const std::string& name, const std::string& bytes, unsigned type = AE_IFREG, const char* link = nullptr) {
+    archive_entry* e = archive_entry_new();
+    archive_entry_set_pathname(e, name.c_str());
+    archive_entry_set_filetype(e, type);
+    archive_entry_set_perm(e, 0644);
+    if (link) archive_entry_set_symlink(e, link);
+    archive_entry_set_size(e, type == AE_IFREG ? static_cast<la_int64_t>(bytes.size()) : 0);
+    archive_write_header(a, e);
+    if (type == AE_IFREG) archive_write_data(a, bytes.data(), bytes.size());
+    archive_entry_free(e);
+  }
+  ~RawTar() {
+    archive_write_close(a);
+    archive_write_free(a);
+  }
+};
+
+json index_for(const std::map<std::string, std::string>& files) {
+  json listed = json::object();
+  for (const auto& [name, bytes] : files) listed[name] = sha256_hex(bytes);
+  return {{"schema", kBundleSchema}, {"runs", json::array({{{"dir", "r1"}, {"plugin", "plugins/x.so"}}})},
+          {"files", listed}};
+}
+
+TEST(Bundle, RoundTripKeepsEveryByteAndTheIndex) {
+  Tmp t;
+  write(t.path / "src/result.json", "{\"a\":1}");
+  write(t.path / "src/model.pt", std::string(3 << 20, '\x07'));  // larger than one read buffer
+  const std::string plugin_bytes = "\x7f" "ELF fake";
+  write(t.path / "src/p.so", plugin_bytes);
+  const std::string plugin_name = "plugins/" + sha256_hex(plugin_bytes) + ".so";
+  json idx = index_for({{"runs/r1/result.json", "{\"a\":1}"},
+                        {"runs/r1/model.pt", std::string(3 << 20, '\x07')},
+                        {plugin_name, plugin_bytes}});
+  write_bundle(t.path / "b.tar", idx,
+               {{"runs/r1/result.json", t.path / "src/result.json"},
+                {"runs/r1/model.pt", t.path / "src/model.pt"},
+                {plugin_name, t.path / "src/p.so"}});
+  const json back = extract_bundle(t.path / "b.tar", t.path / "out");
+  EXPECT_EQ(back, idx);
+  EXPECT_EQ(read(t.path / "out/runs/r1/model.pt"), std::string(3 << 20, '\x07'));
+  EXPECT_EQ(read(t.path / "out" / plugin_name), plugin_bytes);
+  // An existing bundle is never overwritten.
+  try {
+    write_bundle(t.path / "b.tar", idx, {});
+    FAIL() << "overwrote an existing bundle";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::usage);
+  }
+}
+
+TEST(Bundle, RefusesNamesTypesAndContentItDoesNotExpect) {
+  struct Case {
+    const char* what;
+    std::function<void(RawTar&)> fill;
+    const char* message;
+  };
+  const std::string good = "{}";
+  const std::vector<Case> cases = {
+      {"parent path", [&](RawTar& t) { t.add("../evil.txt", "x"); }, "not a name a bundle may hold"},
+      {"absolute path", [&](RawTar& t) { t.add("/etc/evil", "x"); }, "not a name a bundle may hold"},
+      {"hidden run folder", [&](RawTar& t) { t.add("runs/../x/result.json", "x"); }, "not a name a bundle may hold"},
+      {"symlink", [&](RawTar& t) { t.add("runs/r1/model.pt", "", AE_IFLNK, "/etc/passwd"); }, "not a regular file"},
+      {"duplicate",
+       [&](RawTar& t) {
+         t.add("bundle.json", index_for({{"runs/r1/result.json", good}}).dump());
+         t.add("runs/r1/result.json", good);
+         t.add("runs/r1/result.json", good);
+       },
+       "appears twice"},
+      {"unlisted file",
+       [&](RawTar& t) {
+         t.add("bundle.json", index_for({}).dump());
+         t.add("runs/r1/result.json", good);
+       },
+       "is not listed in bundle.json"},
+      {"hash mismatch",
+       [&](RawTar& t) {
+         t.add("bundle.json", index_for({{"runs/r1/result.json", good}}).dump());
+         t.add("runs/r1/result.json", "{\"edited\":true}");
+       },
+       "bundle.json says"},
+      {"listed but absent", [&](RawTar& t) { t.add("bundle.json", index_for({{"runs/r1/model.pt", "m"}}).dump()); },
+       "which the archive does not hold"},
+      {"plugin named by another hash",
+       [&](RawTar& t) {
+         const std::string name = "plugins/" + std::string(64, 'a') + ".so";
+         t.add(name, "code");
+       },
+       "named by a SHA-256 its bytes do not have"},
+      {"no index", [&](RawTar& t) { t.add("runs/r1/result.json", good); }, "no bundle.json"},
+      {"index not json", [&](RawTar& t) { t.add("bundle.json", "{not json"); }, "not valid JSON"},
+  };
+  for (const auto& c : cases) {
+    Tmp t;
+    { RawTar tar(t.path / "b.tar"); c.fill(tar); }
+    try {
+      extract_bundle(t.path / "b.tar", t.path / "out");
+      ADD_FAILURE() << c.what << ": accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::data) << c.what;
+      EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << c.what << ": " << e.what();
+    }
+    EXPECT_FALSE(fs::exists(t.path / "evil.txt")) << c.what;
+  }
+  Tmp t;
+  write(t.path / "not.tar", "plain text, not an archive");
+  EXPECT_THROW(extract_bundle(t.path / "not.tar", t.path / "out"), Error);
+}
+
+TEST(InputsFile, RoundTripDropsTheLabels) {
+  Tmp t;
+  lra::Split s;
+  s.tokens = {1, 2, 3, 4, 5};
+  s.offsets = {0, 2, 5};
+  s.labels = {7, 9};
+  write_inputs_file(t.path / "a.inputs", s);
+  const lra::Split back = read_inputs_file(t.path / "a.inputs");
+  EXPECT_EQ(back.tokens, s.tokens);
+  EXPECT_EQ(back.offsets, s.offsets);
+  EXPECT_EQ(back.labels, (std::vector<int32_t>{0, 0}));
+  EXPECT_EQ(read(t.path / "a.inputs").find('\x07'), std::string::npos);
+  // Truncated or forged files are refused, not trusted.
+  const std::string bytes = read(t.path / "a.inputs");
+  write(t.path / "short.inputs", bytes.substr(0, bytes.size() - 3));
+  EXPECT_THROW(read_inputs_file(t.path / "short.inputs"), Error);
+  std::string forged = bytes;
+  forged[8] = '\x7f';  // the offsets' length now runs past the end
+  write(t.path / "forged.inputs", forged);
+  EXPECT_THROW(read_inputs_file(t.path / "forged.inputs"), Error);
+}
+
+TEST(TwoProportionTest, MatchesTheTextbookValues) {
+  // 900/1000 against 850/1000: pooled 0.875, se = sqrt(.875 * .125 * .002) = 0.0147902, z = 3.3806.
+  const auto t = two_proportion_test(900, 1000, 850, 1000);
+  EXPECT_NEAR(t.gap, 0.05, 1e-12);
+  EXPECT_NEAR(t.z, 3.3806, 1e-4);
+  EXPECT_NEAR(t.p_value, 3.617e-4, 2e-6);
+  // Equal accuracies: no evidence at all; a private set better than public: p above 1/2.
+  EXPECT_NEAR(two_proportion_test(500, 1000, 500, 1000).p_value, 0.5, 1e-12);
+  EXPECT_GT(two_proportion_test(400, 1000, 500, 1000).p_value, 0.99);
+}
+
+TEST(PrivateSet, ScalesTheGeneratorsSizeKeysAndReplacesOnlyTheSeed) {
+  const lra::Params listops = {{"train_size", int64_t{96000}}, {"val_size", int64_t{2000}},
+                               {"test_size", int64_t{2000}}, {"max_depth", int64_t{10}}, {"seed", int64_t{0}}};
+  const auto p = private_set_params(listops, 12345, 500);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(std::get<int64_t>(p->at("test_size")), 500);
+  EXPECT_EQ(std::get<int64_t>(p->at("train_size")), 1);
+  EXPECT_EQ(std::get<int64_t>(p->at("seed")), 12345);
+  EXPECT_EQ(std::get<int64_t>(p->at("max_depth")), 10);
+  const lra::Params pathfinder = {{"images", int64_t{200000}}, {"contour_length", int64_t{14}}, {"seed", int64_t{0}}};
+  const auto q = private_set_params(pathfinder, 7, 2000);
+  ASSERT_TRUE(q);
+  EXPECT_EQ(std::get<int64_t>(q->at("images")), 2000);
+  // A downloaded task (its seed only picks subsets) has no private set.
+  const lra::Params text = {{"train_examples", int64_t{0}}, {"eval_examples", int64_t{0}}, {"seed", int64_t{0}}};
+  EXPECT_FALSE(private_set_params(text, 7, 2000));
+}
+
+class SandboxTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (auto why = sandbox_unavailable()) GTEST_SKIP() << *why;
+  }
+};
+
+TEST_F(SandboxTest, OnlyTheScratchFolderIsWritable) {
+  Tmp outside(false), scratch;
+  const std::string cmd = "echo in > " + (scratch.path / "ok").string() + "; echo out > " +
+                          (outside.path / "escaped").string() + " 2>&1 || echo refused; ";
+  const auto o = run_in_sandbox({"/bin/sh", "-c", cmd}, scratch.path, SandboxLimits{1ll << 30, 60, false});
+  EXPECT_EQ(o.exit_code, 0) << o.log_tail;
+  EXPECT_TRUE(fs::exists(scratch.path / "ok"));
+  EXPECT_FALSE(fs::exists(outside.path / "escaped"));
+  EXPECT_NE(o.log_tail.find("Read-only file system"), std::string::npos) << o.log_tail;
+  // The same command unconfined does write there: the check above can fail.
+  const auto free = run_in_sandbox({"/bin/sh", "-c", cmd}, scratch.path, SandboxLimits{1ll << 30, 60, false}, false);
+  EXPECT_EQ(free.exit_code, 0);
+  EXPECT_TRUE(fs::exists(outside.path / "escaped"));
+}
+
+TEST_F(SandboxTest, HasNoNetwork) {
+  // A listener on the host's loopback, which the sandboxed process must not reach.
+  const int server = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(server, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(server, 4), 0);
+  socklen_t len = sizeof addr;
+  getsockname(server, reinterpret_cast<sockaddr*>(&addr), &len);
+  const std::string port = std::to_string(ntohs(addr.sin_port));
+  Tmp scratch;
+  // bash's /dev/tcp opens a real TCP connection.
+  const std::string cmd = "exec 3<>/dev/tcp/127.0.0.1/" + port + " && echo connected || echo no-connection";
+  const auto o = run_in_sandbox({"/bin/bash", "-c", cmd}, scratch.path, SandboxLimits{1ll << 30, 60, false});
+  EXPECT_NE(o.log_tail.find("no-connection"), std::string::npos) << o.log_tail;
+  const auto free = run_in_sandbox({"/bin/bash", "-c", cmd}, scratch.path, SandboxLimits{1ll << 30, 60, false}, false);
+  EXPECT_NE(free.log_tail.find("connected"), std::string::npos) << free.log_tail;
+  close(server);
+}
+
+TEST_F(SandboxTest, TimeAndMemoryLimitsStopTheProcess) {
+  Tmp scratch;
+  const auto slow = run_in_sandbox({"/bin/sleep", "30"}, scratch.path, SandboxLimits{1ll << 30, 1, false});
+  EXPECT_TRUE(slow.timed_out);
+  EXPECT_NE(slow.exit_code, 0);
+  // 256 MiB of address space: a shell holding a 400 MB string cannot.
+  const auto grab = run_in_sandbox({"/bin/sh", "-c", "x=$(head -c 400000000 /dev/zero | tr '\\0' a); echo ${#x}"},
+                                   scratch.path, SandboxLimits{256ll << 20, 60, false});
+  EXPECT_NE(grab.exit_code, 0) << grab.log_tail;
+  const auto small = run_in_sandbox({"/bin/sh", "-c", "x=$(head -c 4000000 /dev/zero | tr '\\0' a); echo ${#x}"},
+                                    scratch.path, SandboxLimits{256ll << 20, 60, false});
+  EXPECT_EQ(small.exit_code, 0) << small.log_tail;
+  EXPECT_NE(small.log_tail.find("4000000"), std::string::npos) << small.log_tail;
+}
+
+}  // namespace
+}  // namespace lra::host
