@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -128,6 +129,13 @@ void reevaluate_one(const ReevaluateOptions& o, const OfficialLookup& official, 
 
   // 3. The official data, on the verifier's side: only the inputs go into the sandbox.
   const std::string task_name = text_at(result, {"task", "name"});
+  // A task is named, never a path: a name from the file must not make the
+  // verifier load a library of the submitter's outside the sandbox.
+  const auto tasks = available_plugin_names(LRA_KIND_TASK);
+  if (std::find(tasks.begin(), tasks.end(), task_name) == tasks.end()) {
+    fail("task.name " + json(task_name).dump() + " is not a task installed on this host");
+    return;
+  }
   const LoadedPlugin& task = open_plugin(task_name, LRA_KIND_TASK);
   const json* dp = at_path(result, {"task", "data_params"});
   const lra::Params run_params = params_from_json(dp ? *dp : json::object());
@@ -170,7 +178,8 @@ void reevaluate_one(const ReevaluateOptions& o, const OfficialLookup& official, 
   r.report["sandbox"] = {{"bubblewrap", o.sandbox},
                          {"memory_limit_bytes", limits.memory_bytes},
                          {"time_limit_seconds", limits.timeout_seconds},
-                         {"outcome", outcome.describe()}};
+                         {"outcome", outcome.describe()},
+                         {"log_tail", outcome.log_tail}};
   if (outcome.exit_code != 0) {
     fail("the plugin's evaluation in the sandbox failed (" + outcome.describe() + "): " + outcome.log_tail);
     return;

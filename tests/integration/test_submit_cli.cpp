@@ -1,0 +1,166 @@
+// Issue 16: a submission checked from its weights. `lrahost submit` packs
+// runs into a bundle; `lrahost verify --reevaluate` unpacks it, rebuilds each
+// model with the submitted plugin inside a bubblewrap sandbox, recomputes the
+// test accuracy from label-free inputs and scores a fresh private test set;
+// the leaderboard then shows how far each entry was checked.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_harness.h"
+#include "results/result.h"
+
+namespace lra::test {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::string kShortRun =
+    "run --task listops --preset smoke --set train.steps=30 --set train.eval_every=30 --threads 2 --seed 0";
+
+bool sandbox_works() { return std::system("bwrap --ro-bind / / --unshare-all true >/dev/null 2>&1") == 0; }
+
+class SubmitCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!sandbox_works()) GTEST_SKIP() << "bubblewrap cannot create a sandbox here (apt-get install bubblewrap)";
+  }
+  fs::path train(const std::string& plugin, const std::string& name, const std::string& extra = "",
+                 const std::string& env = "") {
+    const fs::path out = d_.path() / "runs" / name;
+    const auto o = lrahost(kShortRun + " --plugin " + plugin + " --out " + out.string() + " " + extra, env);
+    EXPECT_EQ(o.code, 0) << o.output;
+    return out;
+  }
+  TempDir d_;
+};
+
+TEST_F(SubmitCli, ATrueResultReevaluatesToTheSameAccuracyAndAPrivateSet) {
+  train("transformer", "listops-0");
+  const fs::path bundle = d_.path() / "sub.tar";
+  auto s = lrahost("submit " + (d_.path() / "runs").string() + " --out " + bundle.string());
+  ASSERT_EQ(s.code, 0) << s.output;
+  EXPECT_NE(s.output.find("1 run, 1 plugin file"), std::string::npos) << s.output;
+  const fs::path checked = d_.path() / "checked";
+  auto v = lrahost("verify --reevaluate " + bundle.string() + " --out " + checked.string() + " --threads 2");
+  ASSERT_EQ(v.code, 0) << v.output;
+  EXPECT_NE(v.output.find("listops-0: re-evaluated, valid"), std::string::npos) << v.output;
+  EXPECT_NE(v.output.find("on the same device and precision"), std::string::npos) << v.output;
+  EXPECT_NE(v.output.find("private test set: "), std::string::npos) << v.output;
+  const json rep = json::parse(read_text(checked / "runs" / "listops-0" / "reevaluation.json"));
+  const json result = json::parse(read_text(checked / "runs" / "listops-0" / "result.json"));
+  EXPECT_EQ(rep["result_digest"], result["digest"]);
+  EXPECT_EQ(rep["test"]["recomputed_accuracy"].get<double>(), result["metrics"]["test_accuracy"].get<double>());
+  EXPECT_EQ(rep["test"]["examples"], result["task"]["examples"]["test"]);
+  EXPECT_EQ(rep["private"]["examples"].get<int64_t>(), 1002);  // test_size 1000, train and val 1 each
+  EXPECT_FALSE(rep["private"]["flagged"].get<bool>());
+  EXPECT_TRUE(rep["sandbox"]["bubblewrap"].get<bool>());
+  // The secret seed is written nowhere.
+  EXPECT_EQ(rep["private"]["seed"], "secret (not recorded)");
+  // Without --out nothing is left behind in the temporary folder's place.
+  auto again = lrahost("verify --reevaluate " + bundle.string() + " --threads 2", "TMPDIR=" + d_.str());
+  EXPECT_EQ(again.code, 0) << again.output;
+  for (const auto& e : fs::directory_iterator(d_.path()))
+    EXPECT_EQ(e.path().filename().string().find("lrahost-reevaluate"), std::string::npos) << e.path();
+}
+
+TEST_F(SubmitCli, AnInflatedAccuracyIsCaughtFromTheWeights) {
+  const fs::path run = train("transformer", "listops-0");
+  // The submitter edits the number and re-seals the digest (which anyone can do).
+  json r = json::parse(read_text(run / "result.json"));
+  r["metrics"]["test_accuracy"] = 0.9;
+  r.erase("digest");
+  r.erase("signature");
+  lra::host::write_result(run, lra::host::seal(r));
+  const fs::path bundle = d_.path() / "sub.tar";
+  ASSERT_EQ(lrahost("submit " + run.string() + " --out " + bundle.string()).code, 0);
+  auto v = lrahost("verify --reevaluate " + bundle.string() + " --threads 2");
+  EXPECT_EQ(v.code, 4) << v.output;
+  EXPECT_NE(v.output.find("INVALID"), std::string::npos) << v.output;
+  EXPECT_NE(v.output.find("metrics.test_accuracy is 90.00%, the submitted model scores"), std::string::npos)
+      << v.output;
+}
+
+TEST_F(SubmitCli, PluginCodeCannotWriteOutsideTheScratchFolderOrOpenASocket) {
+  const std::string plugin = fixture_plugin("fixture_escape");
+  const fs::path probe = d_.path() / "probe";
+  fs::create_directories(probe);
+  // Control: unconfined (during training) the probe does escape, so the check below can fail.
+  train(plugin, "escape", "", "LRA_ESCAPE_PROBE_DIR=" + probe.string());
+  ASSERT_FALSE(fs::is_empty(probe)) << "the probe plugin could not write even unconfined";
+  fs::remove_all(probe);
+  fs::create_directories(probe);
+
+  const int server = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(server, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(server, 4), 0);
+  socklen_t len = sizeof addr;
+  getsockname(server, reinterpret_cast<sockaddr*>(&addr), &len);
+  const std::string port = std::to_string(ntohs(addr.sin_port));
+
+  const fs::path bundle = d_.path() / "sub.tar";
+  ASSERT_EQ(lrahost("submit " + (d_.path() / "runs" / "escape").string() + " --out " + bundle.string()).code, 0);
+  const fs::path checked = d_.path() / "checked";
+  auto v = lrahost("verify --reevaluate " + bundle.string() + " --out " + checked.string() + " --threads 2",
+                   "LRA_ESCAPE_PROBE_DIR=" + probe.string() + " LRA_ESCAPE_PROBE_PORT=" + port);
+  EXPECT_EQ(v.code, 0) << v.output;  // the attempts fail; the evaluation itself is honest
+  EXPECT_TRUE(fs::is_empty(probe)) << "a file was written outside the sandbox's scratch folder";
+  fcntl(server, F_SETFL, O_NONBLOCK);
+  EXPECT_LT(accept(server, nullptr, nullptr), 0) << "the sandboxed plugin reached a socket on the host";
+  close(server);
+  const json rep = json::parse(read_text(checked / "runs" / "escape" / "reevaluation.json"));
+  const std::string log = rep["sandbox"]["log_tail"];
+  EXPECT_NE(log.find("escape probe: write"), std::string::npos) << log;
+  EXPECT_NE(log.find("Read-only file system"), std::string::npos) << log;
+  EXPECT_NE(log.find("escape probe: connect 127.0.0.1:" + port + ": Network is unreachable"), std::string::npos)
+      << log;
+}
+
+TEST_F(SubmitCli, SubmitRefusesWhatCannotBeChecked) {
+  const fs::path run = train("transformer", "listops-0");
+  // Missing weights.
+  fs::rename(run / "model.pt", d_.path() / "model.pt");
+  auto missing = lrahost("submit " + run.string() + " --out " + (d_.path() / "a.tar").string());
+  EXPECT_EQ(missing.code, 5) << missing.output;
+  EXPECT_NE(missing.output.find("model.pt is missing"), std::string::npos) << missing.output;
+  fs::rename(d_.path() / "model.pt", run / "model.pt");
+  // An edited result.
+  json r = json::parse(read_text(run / "result.json"));
+  r["metrics"]["test_accuracy"] = 0.99;
+  write_text(run / "result.json", r.dump(2));
+  auto edited = lrahost("submit " + run.string() + " --out " + (d_.path() / "b.tar").string());
+  EXPECT_EQ(edited.code, 4) << edited.output;
+  EXPECT_NE(edited.output.find("does not verify"), std::string::npos) << edited.output;
+  EXPECT_FALSE(fs::exists(d_.path() / "a.tar"));
+  EXPECT_FALSE(fs::exists(d_.path() / "b.tar"));
+}
+
+TEST_F(SubmitCli, ATamperedBundleIsRefusedBeforeAnyCodeRuns) {
+  train("transformer", "listops-0");
+  const fs::path bundle = d_.path() / "sub.tar";
+  ASSERT_EQ(lrahost("submit " + (d_.path() / "runs").string() + " --out " + bundle.string()).code, 0);
+  // Flip one byte near the end of the archive (inside the last file's data).
+  std::string bytes = read_text(bundle);
+  const auto at = bytes.find("model.pt");
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 2048] = static_cast<char>(bytes[at + 2048] ^ 0x55);
+  write_text(bundle, bytes);
+  auto v = lrahost("verify --reevaluate " + bundle.string());
+  EXPECT_EQ(v.code, 5) << v.output;
+  EXPECT_NE(v.output.find("bundle.json says"), std::string::npos) << v.output;
+}
+
+}  // namespace
+}  // namespace lra::test
