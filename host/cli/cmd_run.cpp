@@ -212,6 +212,8 @@ int run_command(const RunArgs& a) {
   if (!lead) return 0;  // rank 0 evaluates and writes the results
 
   save_module(*model, out / "model.pt");  // the final model, for `lrahost span` and reuse
+  // The weights' hash ties model.pt to this result (submit, verify --reevaluate).
+  const std::string model_sha256 = sha256_file(out / "model.pt");
 
   // 6. The result file, sealed with a digest and written atomically, last.
   const double majority = majority_class_rate(data.dataset.test, info.num_classes);
@@ -258,6 +260,7 @@ int run_command(const RunArgs& a) {
       {"distributed", {{"world_size", ranks.world_size}, {"backend", dist ? dist->backend() : "none"}, {"launcher", ranks.source}}},
       {"overrides", choices.overrides},
       {"config", to_json(manifest)},
+      {"model", {{"file", "model.pt"}, {"sha256", model_sha256}}},
       {"metrics",
        {{"test_accuracy", tr.test.accuracy},
         {"test_loss", tr.test.loss},

@@ -174,6 +174,7 @@ void reevaluate_one(const ReevaluateOptions& o, const OfficialLookup& official, 
                            std::to_string(o.threads)});
   SandboxLimits limits = o.limits;
   limits.gpu = o.device.rfind("cuda", 0) == 0;
+  limits.read_only = {run_dir, plugin_file};
   const SandboxOutcome outcome = run_in_sandbox(argv, scratch, limits, o.sandbox);
   r.report["sandbox"] = {{"bubblewrap", o.sandbox},
                          {"memory_limit_bytes", limits.memory_bytes},

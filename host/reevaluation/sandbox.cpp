@@ -25,12 +25,14 @@ std::string find_bwrap() {
   return "";
 }
 
-std::vector<std::string> bwrap_prefix(const std::string& bwrap, const fs::path& scratch, bool gpu) {
-  std::vector<std::string> v = {bwrap,        "--ro-bind", "/",           "/",         "--dev",       "/dev",
-                                "--proc",     "/proc",     "--tmpfs",     "/tmp",      "--bind",      scratch.string(),
-                                scratch.string(), "--unshare-all", "--die-with-parent", "--new-session",
-                                "--cap-drop", "ALL",       "--chdir",     scratch.string()};
-  if (gpu) {
+std::vector<std::string> bwrap_prefix(const std::string& bwrap, const fs::path& scratch, const SandboxLimits& limits) {
+  std::vector<std::string> v = {bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"};
+  // After the private /tmp, so that paths below it stay visible (read-only);
+  // before the scratch folder, which may lie inside one of them.
+  for (const auto& p : limits.read_only) v.insert(v.end(), {"--ro-bind", p.string(), p.string()});
+  v.insert(v.end(), {"--bind", scratch.string(), scratch.string(), "--unshare-all", "--die-with-parent",
+                     "--new-session", "--cap-drop", "ALL", "--chdir", scratch.string()});
+  if (limits.gpu) {
     std::error_code ec;
     for (const auto& e : fs::directory_iterator("/dev", ec)) {
       const std::string name = e.path().filename().string();
@@ -61,7 +63,7 @@ std::string SandboxOutcome::describe() const {
 SandboxOutcome run_in_sandbox(const std::vector<std::string>& argv, const fs::path& scratch,
                               const SandboxLimits& limits, bool sandboxed) {
   std::vector<std::string> full;
-  if (sandboxed) full = bwrap_prefix(find_bwrap(), scratch, limits.gpu);
+  if (sandboxed) full = bwrap_prefix(find_bwrap(), scratch, limits);
   full.insert(full.end(), argv.begin(), argv.end());
   const fs::path log = scratch / "sandbox.log";
   std::vector<char*> cargv;

@@ -18,6 +18,9 @@ struct SandboxLimits {
   int64_t memory_bytes = 32ll << 30;  // RLIMIT_AS of the sandboxed process tree
   int timeout_seconds = 3600;
   bool gpu = false;                   // bind the NVIDIA device nodes (CUDA re-evaluation)
+  // Folders or files the command reads that may lie under /tmp, which the
+  // sandbox replaces with its own: bound read-only at the same path.
+  std::vector<std::filesystem::path> read_only;
 };
 
 struct SandboxOutcome {
