@@ -9,6 +9,7 @@
 
 #include "bench/bench_report.h"
 #include "lra/status.h"
+#include "reevaluation/reevaluate.h"
 
 namespace lra::host {
 namespace {
@@ -65,6 +66,49 @@ void note_missing_seeds(ScoreEntry& entry, const OfficialSeeds& official_seeds) 
   }
 }
 
+// What a reevaluation.json beside a result says about it (reevaluation/reevaluate.h).
+struct Reevaluation {
+  bool present = false, valid = false, private_checked = false;
+  std::vector<std::string> reasons;
+};
+
+Reevaluation read_reevaluation(const fs::path& result_file, const json& result) {
+  Reevaluation r;
+  const fs::path file = result_file.parent_path() / kReevaluationFileName;
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) return r;
+  r.present = true;
+  json doc;
+  try {
+    doc = parse_file(file, ErrorKind::data, "reevaluation.json");
+  } catch (const Error& e) {
+    r.reasons.push_back(e.what());
+    return r;
+  }
+  if (!doc.is_object() || doc.value("schema", json()) != kReevaluationSchema) {
+    r.reasons.push_back(file.string() + " is not a reevaluation.json written by lrahost verify --reevaluate");
+    return r;
+  }
+  // Bound to the result: a report copied beside another result says nothing about it.
+  if (doc.value("result_digest", json()) != result.value("digest", json())) {
+    r.reasons.push_back(file.string() + " re-evaluated another result (result_digest " +
+                        doc.value("result_digest", json()).dump() + ", this result's digest " +
+                        result.value("digest", json()).dump() + ")");
+    return r;
+  }
+  r.valid = doc.value("valid", false) == true;
+  if (!r.valid) {
+    const json reasons = doc.value("reasons", json::array());
+    for (const auto& why : reasons)
+      if (why.is_string()) r.reasons.push_back("re-evaluation: " + why.get<std::string>());
+    if (r.reasons.empty()) r.reasons.push_back("re-evaluation failed (" + file.string() + ")");
+    return r;
+  }
+  const json priv = doc.value("private", json());
+  r.private_checked = priv.is_object() && priv.value("flagged", true) == false;
+  return r;
+}
+
 }  // namespace
 
 Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const std::vector<fs::path>& bench_files,
@@ -73,6 +117,11 @@ Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const s
   board.result_files = result_files.size();
   std::vector<ScoreInput> valid;
   std::map<std::string, std::string> release_notes;  // closed result file -> what its release means for it
+  struct ResultChecks {
+    std::string signed_by;
+    bool reevaluated = false, private_checked = false;
+  };
+  std::map<std::string, ResultChecks> checks;  // result file -> how far it was checked
   for (const auto& file : result_files) {
     const VerifyReport report = verify_result_file(file, official);
     if (!report.readable) {
@@ -85,6 +134,14 @@ Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const s
                                string_at(result, "division", nullptr), report.reasons});
       continue;
     }
+    const Reevaluation reevaluation = read_reevaluation(file, result);
+    if (reevaluation.present && !reevaluation.valid) {
+      // The weights do not back the number (or the report is not this result's): not scored.
+      board.invalid.push_back({file.string(), string_at(result, "plugin", "name"), string_at(result, "task", "name"),
+                               string_at(result, "division", nullptr), reevaluation.reasons});
+      continue;
+    }
+    checks[file.string()] = {report.signed_by, reevaluation.valid, reevaluation.private_checked};
     result["division"] = report.division;  // what verify established, not what the file claims
     if (report.release) {
       // The release comes from the manifest hash; older or annotated ones are said next to the score.
@@ -97,6 +154,18 @@ Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const s
     valid.push_back({file.string(), std::move(result)});
   }
   for (auto& entry : aggregate_scores(valid)) {
+    std::set<std::string> signers;
+    for (const auto& src : entry.sources) {
+      const auto& c = checks[src];
+      ++entry.checks.results;
+      if (!c.signed_by.empty()) {
+        ++entry.checks.signed_results;
+        signers.insert(c.signed_by);
+      }
+      entry.checks.reevaluated += c.reevaluated;
+      entry.checks.private_checked += c.private_checked;
+    }
+    entry.checks.signers.assign(signers.begin(), signers.end());
     if (entry.division == "closed") {
       note_missing_seeds(entry, official_seeds);
       for (const auto& src : entry.sources)

@@ -301,7 +301,13 @@ json to_json(const ScoreEntry& entry) {
           {"tasks", tasks},
           {"lra_average", entry.lra_average ? json(*entry.lra_average) : json(nullptr)},
           {"notes", entry.notes},
-          {"sources", entry.sources}};
+          {"sources", entry.sources},
+          {"checks",
+           {{"results", entry.checks.results},
+            {"signed", entry.checks.signed_results},
+            {"signers", entry.checks.signers},
+            {"reevaluated", entry.checks.reevaluated},
+            {"private_set", entry.checks.private_checked}}}};
 }
 
 std::string format_task_cell(const ScoreEntry& entry, const std::string& task) {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -60,6 +61,16 @@ struct ScoreEntry {
   // Shown next to the entry, e.g. "listops: seeds 1, 2 of 0, 1, 2 missing"
   // (a closed entry whose trial seeds are incomplete; lrahost verify refuses such a submission).
   std::vector<std::string> notes;
+  // How far the entry's results were checked (filled by the leaderboard;
+  // counts over `sources`). Every result passed verify (digest, division,
+  // budget) or it would not be here.
+  struct Checks {
+    int results = 0;
+    int signed_results = 0;           // a signature that verifies against its public key
+    std::vector<std::string> signers; // their key ids, sorted, once each
+    int reevaluated = 0;              // a reevaluation.json beside it, bound to its digest, valid
+    int private_checked = 0;          // of those, scored on a private test set without a significant gap
+  } checks;
 };
 
 struct ScoreInput {

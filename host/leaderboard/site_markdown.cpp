@@ -38,6 +38,7 @@ void division(std::string& s, const char* title, const char* what, const std::ve
     if (!e.plugin_sha256.empty()) plugin += " (" + site::markdown_cell(site::short_sha(e.plugin_sha256)) + ")";
     if (e.reference) plugin += " " + site::markdown_cell(site::reference_marker(e));
     for (const auto& note : e.notes) plugin += " — " + site::markdown_cell(note);
+    plugin += " — " + site::markdown_cell(site::checks_text(e));
     s += "| " + (ranks[i] ? std::to_string(*ranks[i]) : std::string("—")) + " | " + plugin + " | " +
          site::markdown_cell(site::options_text(e.options)) + " | " + site::seeds_text(e) + " |";
     for (const auto& t : tasks) s += " " + format_task_cell(e, t) + " |";

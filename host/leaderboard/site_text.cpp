@@ -93,4 +93,14 @@ const char* const kScoreLegend =
     "✓/✗ LRA reference settings: whether a built-in mixer ran with the options LRA used for Table 1 on every task "
     "(manifests/reference-mixers/); its options column then lists only the options that differ from them.";
 
+std::string checks_text(const ScoreEntry& e) {
+  const auto& c = e.checks;
+  const std::string of = "/" + std::to_string(c.results);
+  std::string signers;
+  for (const auto& k : c.signers) signers += (signers.empty() ? "" : ", ") + k;
+  return "checked: digest " + std::to_string(c.results) + of + " · signed " + std::to_string(c.signed_results) + of +
+         (signers.empty() ? "" : " (" + signers + ")") + " · re-evaluated " + std::to_string(c.reevaluated) + of +
+         " · private set " + std::to_string(c.private_checked) + of;
+}
+
 }  // namespace lra::host::site

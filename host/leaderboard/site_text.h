@@ -41,6 +41,9 @@ int max_seeds(const ScoreEntry& entry);
 // The first 12 hex digits of a sha256 ("" stays "").
 std::string short_sha(const std::string& sha256);
 
+// How far an entry was checked: "checked: digest 3/3 · signed 3/3 (ed25519:…) · re-evaluated 3/3 · private set 3/3".
+std::string checks_text(const ScoreEntry& entry);
+
 // The sentence explaining the numbers, FAIL and the average.
 extern const char* const kScoreLegend;
 

@@ -46,6 +46,8 @@ struct VerifyReport {
   // A closed result's release (found by the manifest hash, never read from
   // the file), with its registry note and the release superseding it.
   std::optional<OfficialManifest> release;
+  // The key id of a signature that verifies ("" = unsigned or not verified).
+  std::string signed_by;
 };
 
 VerifyReport verify_result_json(const nlohmann::json& result, const OfficialLookup& official);

@@ -41,6 +41,7 @@ class SubmitCli : public ::testing::Test {
     EXPECT_EQ(o.code, 0) << o.output;
     return out;
   }
+  fs::path train_run(const std::string& name, const std::string& extra) { return train("transformer", name, extra); }
   TempDir d_;
 };
 
@@ -87,6 +88,36 @@ TEST_F(SubmitCli, AnInflatedAccuracyIsCaughtFromTheWeights) {
   EXPECT_EQ(v.code, 4) << v.output;
   EXPECT_NE(v.output.find("INVALID"), std::string::npos) << v.output;
   EXPECT_NE(v.output.find("metrics.test_accuracy is 90.00%, the submitted model scores"), std::string::npos)
+      << v.output;
+}
+
+// A submitter who trains on the public test split: 100 test examples, and a
+// training split made of them repeated 80 times. The public accuracy is near
+// perfect, the private set's near the ListOps baseline.
+TEST_F(SubmitCli, AModelTrainedOnThePublicTestSplitFailsThePrivateSet) {
+  const fs::path data = d_.path() / "data";
+  const std::string sets = " --set data.test_size=100 --data-dir " + data.string();
+  ASSERT_EQ(lrahost(kShortRun + " --plugin transformer --set train.steps=1" + sets + " --out " +
+                    (d_.path() / "gen").string()).code, 0);
+  fs::path gen;
+  for (const auto& e : fs::directory_iterator(data / "listops")) gen = e.path();
+  ASSERT_TRUE(fs::exists(gen / "basic_test.tsv")) << gen;
+  const std::string test = read_text(gen / "basic_test.tsv");
+  const std::string rows = test.substr(test.find('\n') + 1);
+  std::string train = test.substr(0, test.find('\n') + 1);
+  for (int i = 0; i < 80; ++i) train += rows;
+  write_text(gen / "basic_train.tsv", train);
+  const fs::path run = train_run("cheat", "--set train.steps=300 --set train.eval_every=300" + sets);
+  const json r = json::parse(read_text(run / "result.json"));
+  ASSERT_GT(r["metrics"]["test_accuracy"].get<double>(), 0.8) << "the model did not memorise the test split";
+  const fs::path bundle = d_.path() / "cheat.tar";
+  ASSERT_EQ(lrahost("submit " + run.string() + " --out " + bundle.string()).code, 0);
+  auto v = lrahost("verify --reevaluate " + bundle.string() + " --threads 2 --data-dir " + data.string());
+  EXPECT_EQ(v.code, 4) << v.output;
+  // The recomputed public accuracy is the recorded one: only the private set exposes it.
+  EXPECT_NE(v.output.find("on the same device and precision"), std::string::npos) << v.output;
+  EXPECT_EQ(v.output.find("metrics.test_accuracy is"), std::string::npos) << v.output;
+  EXPECT_NE(v.output.find("the model was likely trained or selected on the public test split"), std::string::npos)
       << v.output;
 }
 
