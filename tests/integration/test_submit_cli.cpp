@@ -200,5 +200,56 @@ TEST_F(SubmitCli, ATamperedBundleIsRefusedBeforeAnyCodeRuns) {
   EXPECT_NE(v.output.find("bundle.json says"), std::string::npos) << v.output;
 }
 
+std::string run_capture(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  pclose(p);
+  return out;
+}
+
+// The whole path a submission takes: run -> submit -> verify --reevaluate ->
+// leaderboard, and the page as a browser renders it shows the check levels.
+TEST_F(SubmitCli, SmokeSubmissionEndToEndShowsItsCheckLevelsInChromium) {
+  train("transformer", "listops-0");
+  const fs::path bundle = d_.path() / "sub.tar";
+  ASSERT_EQ(lrahost("submit " + (d_.path() / "runs").string() + " --out " + bundle.string()).code, 0);
+  const fs::path checked = d_.path() / "checked";
+  auto v = lrahost("verify --reevaluate " + bundle.string() + " --out " + checked.string() + " --threads 2");
+  ASSERT_EQ(v.code, 0) << v.output;
+  const fs::path site = d_.path() / "site";
+  auto lb = lrahost("leaderboard " + checked.string() + " --out " + site.string());
+  ASSERT_EQ(lb.code, 0) << lb.output;
+  const std::string expected = "checked: digest 1/1 · signed 0/1 · re-evaluated 1/1 · private set 1/1";
+  EXPECT_NE(read_text(site / "leaderboard.md").find(expected), std::string::npos) << read_text(site / "leaderboard.md");
+  const json board = json::parse(read_text(site / "leaderboard.json"));
+  ASSERT_EQ(board["open"].size(), 1u) << board.dump(2);
+  EXPECT_EQ(board["open"][0]["checks"]["reevaluated"], 1);
+  EXPECT_EQ(board["open"][0]["checks"]["private_set"], 1);
+
+  // A re-evaluation report moved beside another result says nothing about it.
+  const fs::path other = train("transformer", "listops-1", "--set train.steps=31");
+  fs::copy_file(checked / "runs" / "listops-0" / "reevaluation.json", other / "reevaluation.json");
+  auto moved = lrahost("leaderboard " + other.string() + " --out " + (d_.path() / "site2").string());
+  ASSERT_EQ(moved.code, 0) << moved.output;
+  EXPECT_NE(read_text(d_.path() / "site2" / "leaderboard.md").find("re-evaluated another result"), std::string::npos);
+
+  FILE* p = popen("command -v chromium 2>/dev/null", "r");
+  char path[4096] = {0};
+  std::string chromium = p && fgets(path, sizeof path, p) ? path : "";
+  if (p) pclose(p);
+  while (!chromium.empty() && (chromium.back() == '\n' || chromium.back() == ' ')) chromium.pop_back();
+  if (chromium.empty()) GTEST_SKIP() << "chromium is not on PATH (scripts/bootstrap installs it)";
+  const std::string dom = run_capture("HOME=" + d_.str() + " timeout 120 " + chromium +
+                                      " --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run"
+                                      " --user-data-dir=" + (d_.path() / "profile").string() +
+                                      " --dump-dom file://" + (site / "index.html").string() + " 2>/dev/null");
+  ASSERT_NE(dom.find("</html>"), std::string::npos) << "chromium rendered nothing";
+  EXPECT_NE(dom.find(expected), std::string::npos) << dom.substr(0, 3000);
+}
+
 }  // namespace
 }  // namespace lra::test
