@@ -66,6 +66,11 @@ void note_missing_seeds(ScoreEntry& entry, const OfficialSeeds& official_seeds) 
   }
 }
 
+// "sha256:0123456789ab…" for notes.
+std::string site_short(const std::string& fingerprint) {
+  return fingerprint.size() > 19 ? fingerprint.substr(0, 19) + "…" : fingerprint;
+}
+
 // What a reevaluation.json beside a result says about it (reevaluation/reevaluate.h).
 struct Reevaluation {
   bool present = false, valid = false, private_checked = false;
@@ -122,6 +127,11 @@ Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const s
     bool reevaluated = false, private_checked = false;
   };
   std::map<std::string, ResultChecks> checks;  // result file -> how far it was checked
+  // Closed results of one task and manifest should all have trained on the
+  // same data; downloaded data cannot be checked by verify, so disagreement
+  // is flagged here: result file -> (task + manifest, fingerprint).
+  std::map<std::string, std::pair<std::string, std::string>> data_used;
+  std::map<std::string, std::map<std::string, int>> fingerprint_counts;
   for (const auto& file : result_files) {
     const VerifyReport report = verify_result_file(file, official);
     if (!report.readable) {
@@ -142,6 +152,13 @@ Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const s
       continue;
     }
     checks[file.string()] = {report.signed_by, reevaluation.valid, reevaluation.private_checked};
+    if (report.division == "closed") {
+      const json* fp = result.contains("task") && result["task"].is_object() && result["task"].contains("data_fingerprint")
+                           ? &result["task"]["data_fingerprint"] : nullptr;
+      const std::string key = string_at(result, "task", "name") + " " + string_at(result, "task", "manifest_sha256");
+      data_used[file.string()] = {key, fp ? (fp->is_string() ? fp->get<std::string>() : fp->dump()) : ""};
+      ++fingerprint_counts[key][data_used[file.string()].second];
+    }
     result["division"] = report.division;  // what verify established, not what the file claims
     if (report.release) {
       // The release comes from the manifest hash; older or annotated ones are said next to the score.
@@ -168,6 +185,21 @@ Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const s
     entry.checks.signers.assign(signers.begin(), signers.end());
     if (entry.division == "closed") {
       note_missing_seeds(entry, official_seeds);
+      for (const auto& src : entry.sources) {
+        const auto it = data_used.find(src);
+        if (it == data_used.end()) continue;
+        const auto& counts = fingerprint_counts[it->second.first];
+        if (counts.size() < 2) continue;
+        // The fingerprint most closed results of this task and manifest share.
+        const auto common = std::max_element(counts.begin(), counts.end(),
+                                             [](const auto& a, const auto& b) { return a.second < b.second; });
+        if (it->second.second == common->first) continue;
+        const std::string task = it->second.first.substr(0, it->second.first.find(' '));
+        const std::string note = task + ": trained on other data than the other closed " + task +
+                                 " results (task.data_fingerprint " + site_short(it->second.second) + ", most have " +
+                                 site_short(common->first) + ")";
+        if (std::find(entry.notes.begin(), entry.notes.end(), note) == entry.notes.end()) entry.notes.push_back(note);
+      }
       for (const auto& src : entry.sources)
         if (auto it = release_notes.find(src); it != release_notes.end() &&
             std::find(entry.notes.begin(), entry.notes.end(), it->second) == entry.notes.end())
