@@ -49,6 +49,7 @@ int run_cli(int argc, char** argv) {
                 "same update)")->check(CLI::NonNegativeNumber);
   r->add_flag("--resume", run.resume, "Continue the run in --out from its newest complete checkpoint (same manifest, "
                                       "plugin, options and seed)");
+  r->add_option("--sign-key", run.sign_key, "Ed25519 private key (PEM, from `lrahost keygen`): sign result.json");
   r->add_flag("--fp32", run.fp32, "On CUDA, float32 instead of bfloat16 autocast (the manifest's train.precision "
                                   "may also forbid autocast)");
 
@@ -154,6 +155,7 @@ int run_cli(int argc, char** argv) {
   st->add_option("--threads", su.threads, "CPU threads (0 = all cores)");
   st->add_option("--micro-batch", su.micro_batch, "Examples per forward pass (see run)")->check(CLI::NonNegativeNumber);
   st->add_flag("--fp32", su.fp32, "On CUDA, float32 instead of bfloat16 autocast");
+  st->add_option("--sign-key", su.sign_key, "Ed25519 private key (PEM): sign every run's result.json");
 
   SpanArgs sn;
   auto* sa = app.add_subcommand("span", "Required attention span (LRA paper section 2.3) of a trained run, per layer "
@@ -194,6 +196,13 @@ int run_cli(int argc, char** argv) {
   std::vector<std::string> verify_paths;
   auto* v = app.add_subcommand("verify", "Check result files: closed/open, valid/invalid, with reasons");
   v->add_option("results", verify_paths, "result.json files or directories");
+  std::optional<std::string> trusted_keys;
+  v->add_option("--trusted-keys", trusted_keys, "Folder of Ed25519 public keys (*.pem): every result must be signed "
+                                                "by one of them");
+  std::string keygen_out;
+  auto* kg = app.add_subcommand("keygen", "Make an Ed25519 key pair for signing results (lrahost-key.pem, "
+                                          "lrahost-key.pub.pem)");
+  kg->add_option("--out", keygen_out, "Folder for the two key files")->required();
   ReevaluateArgs re;
   v->add_option("--reevaluate", re.bundle, "A bundle from `lrahost submit`: re-evaluate every run from its weights "
                                            "(plugin code runs in a bubblewrap sandbox)");
@@ -260,13 +269,15 @@ int run_cli(int argc, char** argv) {
   if (*sbc) return submit_command(sb);
   if (*evc) return evaluate_run_command(ev);
   if (*v && re.bundle) {
-    if (!verify_paths.empty())
-      throw Error(ErrorKind::usage, "verify --reevaluate takes the bundle only; verify result files in a separate call");
+    if (!verify_paths.empty() || trusted_keys)
+      throw Error(ErrorKind::usage, "verify --reevaluate takes the bundle only; verify result files (and "
+                                    "--trusted-keys) in a separate call");
     return reevaluate_command(re);
   }
   if (*v && verify_paths.empty())
     throw Error(ErrorKind::usage, "verify needs result.json files or folders, or --reevaluate BUNDLE");
-  if (*v) return verify_command(verify_paths);
+  if (*kg) return keygen_command(keygen_out);
+  if (*v) return verify_command(verify_paths, trusted_keys);
   return static_cast<int>(ErrorKind::usage);
 }
 

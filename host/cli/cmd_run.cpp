@@ -28,6 +28,7 @@
 #include "common/build_info.h"
 #include "common/dir_lock.h"
 #include "common/plugin_calls.h"
+#include "common/ed25519.h"
 #include "common/sha256.h"
 #include "device/device.h"
 #include "data/task_data.h"
@@ -36,6 +37,7 @@
 #include "manifest/presets.h"
 #include "model/backbone.h"
 #include "results/result.h"
+#include "results/signature.h"
 #include "results/system_info.h"
 #include "rules/rules.h"
 #include "train/batches.h"
@@ -68,6 +70,9 @@ int run_command(const RunArgs& a) {
   configure_cpu_threads(threads);
 
   if (a.out) check_output_dir_argument(*a.out);  // a file, or empty: exit 2 before any work
+  // A key that cannot sign is exit 2 before any work, not after hours of training.
+  const std::optional<Ed25519PrivateKey> sign_key =
+      a.sign_key ? std::optional<Ed25519PrivateKey>(load_ed25519_private_key(*a.sign_key)) : std::nullopt;
   // 1. Plugins first: a rejected plugin must stop the run before anything else.
   const LoadedPlugin& task = open_task(a.task);
   const LoadedPlugin& mixer = open_plugin(a.plugin, LRA_KIND_MIXER);
@@ -287,7 +292,9 @@ int run_command(const RunArgs& a) {
       {"started_at", started_at},
       {"finished_at", utc_now()},
   };
-  write_result(out, seal(std::move(r)));
+  nlohmann::json sealed = seal(std::move(r));
+  if (sign_key) sealed["signature"] = sign_digest(*sign_key, sealed["digest"].get<std::string>());
+  write_result(out, sealed);
 
   // 7. The summary a person reads.
   std::printf("\n%s on %s (%s division)\n", mixer.descriptor.name.c_str(), a.task.c_str(), division.name.c_str());
@@ -302,6 +309,7 @@ int run_command(const RunArgs& a) {
       std::printf("  LRA paper, %-11s %6.2f%%\n", mixer.descriptor.name.c_str(), *p);
   std::printf("  training               %.1f s, %.2f steps/s\n", tr.train_seconds, tr.steps_per_second);
   std::printf("  result                 %s\n", (out / "result.json").c_str());
+  if (sign_key) std::printf("  signed by              %s\n", sign_key->key_id.c_str());
   return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cli/child_runs.h"
+#include "common/ed25519.h"
 #include "common/json_input.h"
 #include "cli/commands.h"
 #include "leaderboard/paper_reference.h"
@@ -45,6 +46,7 @@ std::vector<std::string> run_arguments(const SuiteArgs& a, const PlannedRun& r, 
   if (a.data_dir) v.insert(v.end(), {"--data-dir", *a.data_dir});
   if (a.micro_batch > 0) v.insert(v.end(), {"--micro-batch", std::to_string(a.micro_batch)});
   if (a.fp32) v.push_back("--fp32");
+  if (a.sign_key) v.insert(v.end(), {"--sign-key", *a.sign_key});
   if (resume) v.push_back("--resume");
   return v;
 }
@@ -110,6 +112,7 @@ int suite_command(const SuiteArgs& a) {
   // a rejected plugin would fail every task the same way: exit 3 now
   const LoadedPlugin& plugin = open_plugin(a.plugin, LRA_KIND_MIXER);
   check_output_dir_argument(a.out);  // empty, a file: exit 2
+  if (a.sign_key) load_ed25519_private_key(*a.sign_key);  // a key that cannot sign: exit 2 before the first run
   const fs::path out = fs::absolute(a.out);
   // One suite at a time in DIR (common/dir_lock.h); each run locks its own runs/TASK/seed-S/.
   const DirLock lock(out);

@@ -8,11 +8,19 @@
 #include "cli/official_registry.h"
 #include "results/submission.h"
 #include "results/verify.h"
+#include "results/signature.h"
+
+#include <map>
 
 namespace lra::host {
 
-int verify_command(const std::vector<std::string>& args) {
-  const auto files = read_submission(collect_result_files({args.begin(), args.end()}), registry_official);
+int verify_command(const std::vector<std::string>& args, const std::optional<std::string>& trusted_keys) {
+  // The keys first: a bad --trusted-keys folder is exit 2 before any file is read.
+  std::map<std::string, std::string> trusted;
+  if (trusted_keys) trusted = load_trusted_keys(*trusted_keys);
+  auto files = read_submission(collect_result_files({args.begin(), args.end()}), registry_official);
+  if (trusted_keys)
+    for (auto& f : files) require_trusted_signer(f.report, trusted, *trusted_keys);
   int code = 0;
   for (const auto& f : files) {
     const VerifyReport& rep = f.report;
@@ -26,8 +34,9 @@ int verify_command(const std::vector<std::string>& args) {
         if (!rep.release->superseded_by.empty()) release += ", superseded by " + rep.release->superseded_by;
         release += ")";
       }
-      std::printf("%s: %s%s, %s\n", f.path.c_str(), rep.division.c_str(), release.c_str(),
-                  rep.valid ? "valid" : "INVALID");
+      std::printf("%s: %s%s, %s, %s\n", f.path.c_str(), rep.division.c_str(), release.c_str(),
+                  rep.valid ? "valid" : "INVALID",
+                  rep.signed_by.empty() ? "unsigned" : ("signed by " + rep.signed_by).c_str());
       if (rep.release && !rep.release->note.empty()) std::printf("  note: %s\n", rep.release->note.c_str());
       if (!rep.valid) code = std::max(code, static_cast<int>(ErrorKind::rules));
     }

@@ -18,6 +18,7 @@ struct RunArgs {
   int64_t micro_batch = 0;  // 0 = whole batch
   bool fp32 = false;        // no bfloat16 autocast on CUDA
   bool resume = false;      // continue from the newest complete checkpoint in --out
+  std::optional<std::string> sign_key;  // Ed25519 private key (PEM): signs result.json
   std::vector<std::string> command_line;
 };
 int run_command(const RunArgs& args);
@@ -83,6 +84,7 @@ struct SuiteArgs {
   int threads = 0;
   int64_t micro_batch = 0;
   bool fp32 = false;
+  std::optional<std::string> sign_key;  // passed to every run
 };
 int suite_command(const SuiteArgs& args);
 
@@ -108,7 +110,9 @@ int leaderboard_command(const LeaderboardArgs& args);
 
 int inspect_command(const std::string& plugin);
 int plugins_command();
-int verify_command(const std::vector<std::string>& paths);
+// trusted_keys: a folder of Ed25519 public keys; then every result must be signed by one of them.
+int verify_command(const std::vector<std::string>& paths, const std::optional<std::string>& trusted_keys);
+int keygen_command(const std::string& out);
 
 struct SubmitArgs {
   std::vector<std::string> runs;        // run directories (or folders holding them), or result.json files

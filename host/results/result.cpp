@@ -18,9 +18,11 @@ std::string canonical_dump(const nlohmann::json& j) {
 }  // namespace
 
 std::string compute_digest(const nlohmann::json& result) {
-  if (result.is_object() && result.contains("digest")) {
+  // The signature covers the digest, so neither is part of what the digest covers.
+  if (result.is_object() && (result.contains("digest") || result.contains("signature"))) {
     nlohmann::json copy = result;
     copy.erase("digest");
+    copy.erase("signature");
     return "sha256:" + sha256_hex(canonical_dump(copy));
   }
   return "sha256:" + sha256_hex(canonical_dump(result));

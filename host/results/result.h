@@ -19,7 +19,7 @@ namespace lra::host {
 constexpr const char* kResultSchema = "lrahost.result/v1";
 constexpr const char* kResultFileName = "result.json";
 
-// "sha256:<64 hex>" over `result` minus any "digest" member. Strings that are
+// "sha256:<64 hex>" over `result` minus any "digest" and "signature" members. Strings that are
 // not valid UTF-8 are serialised with U+FFFD replacements, as write_result does.
 std::string compute_digest(const nlohmann::json& result);
 

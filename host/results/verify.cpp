@@ -15,6 +15,8 @@
 
 #include "lra/status.h"
 #include "results/result.h"
+#include "results/signature.h"
+#include "common/sha256.h"
 #include "rules/rules.h"
 
 namespace lra::host {
@@ -291,6 +293,14 @@ VerifyReport verify_result_json(const json& result, const OfficialLookup& offici
     }
   }
 
+  // --- signature (over the digest) ------------------------------------------------
+  if (const SignatureCheck sig = check_signature(result); sig.present) {
+    if (sig.valid) report.signed_by = sig.key_id;
+    else c.fail(sig.problem);
+  }
+  c.optional("model", kObject);
+  check_sha256_field(c, "model.sha256", c.optional("model.sha256", kString));
+
   // --- parameter budget ---------------------------------------------------------
   {
     const auto ref = as_i64(reference_params);
@@ -430,6 +440,19 @@ VerifyReport verify_result_file(const std::filesystem::path& file, const Officia
   }
   VerifyReport report = verify_result_json(parsed, official);
   report.path = file.string();
+  // The weights beside the result must be the ones it records (absent: the result travels alone).
+  const std::filesystem::path model = file.parent_path() / "model.pt";
+  const json* recorded = parsed.is_object() && parsed.contains("model") && parsed["model"].is_object() &&
+                                 parsed["model"].contains("sha256") && parsed["model"]["sha256"].is_string()
+                             ? &parsed["model"]["sha256"] : nullptr;
+  if (recorded && std::filesystem::is_regular_file(model, ec)) {
+    const std::string have = sha256_file(model);
+    if (normalise_sha256(recorded->get<std::string>()) != have) {
+      report.reasons.push_back("model.pt was changed after the run (sha256 " + have + " != recorded model.sha256 " +
+                               recorded->get<std::string>() + ")");
+      report.valid = false;
+    }
+  }
   return report;
 }
 
@@ -438,6 +461,7 @@ nlohmann::json to_json(const VerifyReport& r) {
           {"readable", r.readable},
           {"division", r.division.empty() ? json(nullptr) : json(r.division)},
           {"valid", r.valid},
+          {"signed_by", r.signed_by.empty() ? json(nullptr) : json(r.signed_by)},
           {"release", r.release ? json(r.release->release) : json(nullptr)},
           {"release_note", r.release && !r.release->note.empty() ? json(r.release->note) : json(nullptr)},
           {"superseded_by",

@@ -200,6 +200,76 @@ TEST_F(SubmitCli, ATamperedBundleIsRefusedBeforeAnyCodeRuns) {
   EXPECT_NE(v.output.find("bundle.json says"), std::string::npos) << v.output;
 }
 
+// Signing: keygen -> run --sign-key -> verify (signed by, --trusted-keys).
+TEST_F(SubmitCli, SignedResultsVerifyAgainstTrustedKeysAndEditsAreCaught) {
+  const fs::path keys = d_.path() / "keys", other = d_.path() / "other-keys";
+  auto kg = lrahost("keygen --out " + keys.string());
+  ASSERT_EQ(kg.code, 0) << kg.output;
+  const std::string id = kg.output.substr(kg.output.find("ed25519:"), 24);
+  EXPECT_EQ(fs::status(keys / "lrahost-key.pem").permissions() & fs::perms::group_read, fs::perms::none);
+  EXPECT_EQ(lrahost("keygen --out " + keys.string()).code, 2);  // never replaces a key
+  ASSERT_EQ(lrahost("keygen --out " + other.string()).code, 0);
+
+  // A public key or junk as --sign-key: exit 2 before any work, no run directory.
+  auto pub = lrahost(kShortRun + " --plugin transformer --out " + (d_.path() / "x").string() + " --sign-key " +
+                     (keys / "lrahost-key.pub.pem").string());
+  EXPECT_EQ(pub.code, 2) << pub.output;
+  EXPECT_NE(pub.output.find("is a public key"), std::string::npos) << pub.output;
+  EXPECT_FALSE(fs::exists(d_.path() / "x"));
+
+  const fs::path run = train("transformer", "signed", "--sign-key " + (keys / "lrahost-key.pem").string());
+  auto v = lrahost("verify " + run.string());
+  EXPECT_EQ(v.code, 0) << v.output;
+  EXPECT_NE(v.output.find("valid, signed by " + id), std::string::npos) << v.output;
+  EXPECT_EQ(lrahost("verify " + run.string() + " --trusted-keys " + keys.string()).code, 0);
+  auto stranger = lrahost("verify " + run.string() + " --trusted-keys " + other.string());
+  EXPECT_EQ(stranger.code, 4) << stranger.output;
+  EXPECT_NE(stranger.output.find("which is not among the trusted keys"), std::string::npos) << stranger.output;
+  const fs::path plain = train("transformer", "plain");
+  auto unsigned_run = lrahost("verify " + plain.string() + " --trusted-keys " + keys.string());
+  EXPECT_EQ(unsigned_run.code, 4) << unsigned_run.output;
+  EXPECT_NE(unsigned_run.output.find("unsigned, and --trusted-keys"), std::string::npos) << unsigned_run.output;
+  EXPECT_EQ(lrahost("verify " + run.string() + " --trusted-keys " + (d_.path() / "none").string()).code, 2);
+
+  // Edited and re-sealed, keeping the old signature: invalid.
+  json r = json::parse(read_text(run / "result.json"));
+  r["metrics"]["test_accuracy"] = 0.95;
+  const json sig = r["signature"];
+  r.erase("digest");
+  r.erase("signature");
+  json resealed = lra::host::seal(r);
+  resealed["signature"] = sig;
+  write_text(run / "result.json", resealed.dump(2));
+  auto edited = lrahost("verify " + run.string());
+  EXPECT_EQ(edited.code, 4) << edited.output;
+  EXPECT_NE(edited.output.find("does not verify over the digest"), std::string::npos) << edited.output;
+
+  // Other weights beside an intact result (here: one byte more): invalid.
+  std::ofstream(plain / "model.pt", std::ios::app | std::ios::binary) << '\0';
+  auto swapped = lrahost("verify " + plain.string());
+  EXPECT_EQ(swapped.code, 4) << swapped.output;
+  EXPECT_NE(swapped.output.find("model.pt was changed after the run"), std::string::npos) << swapped.output;
+}
+
+TEST_F(SubmitCli, SuiteSignsEveryRun) {
+  const fs::path keys = d_.path() / "keys";
+  ASSERT_EQ(lrahost("keygen --out " + keys.string()).code, 0);
+  const fs::path out = d_.path() / "suite";
+  auto s = lrahost("suite --plugin transformer --tasks listops --seeds 0,1 --preset smoke --threads 2 --set "
+                   "train.steps=20 --set train.eval_every=20 --out " + out.string() + " --sign-key " +
+                   (keys / "lrahost-key.pem").string());
+  ASSERT_EQ(s.code, 0) << s.output;
+  auto v = lrahost("verify " + out.string() + " --trusted-keys " + keys.string());
+  EXPECT_EQ(v.code, 0) << v.output;
+  size_t signed_count = 0;
+  for (size_t at = v.output.find("signed by ed25519:"); at != std::string::npos;
+       at = v.output.find("signed by ed25519:", at + 1))
+    ++signed_count;
+  EXPECT_EQ(signed_count, 2u) << v.output;
+  EXPECT_EQ(lrahost("suite --plugin transformer --tasks listops --preset smoke --out " + (d_.path() / "s2").string() +
+                    " --sign-key " + (d_.path() / "missing.pem").string()).code, 2);
+}
+
 std::string run_capture(const std::string& cmd) {
   std::string out;
   FILE* p = popen(cmd.c_str(), "r");
@@ -214,7 +284,11 @@ std::string run_capture(const std::string& cmd) {
 // The whole path a submission takes: run -> submit -> verify --reevaluate ->
 // leaderboard, and the page as a browser renders it shows the check levels.
 TEST_F(SubmitCli, SmokeSubmissionEndToEndShowsItsCheckLevelsInChromium) {
-  train("transformer", "listops-0");
+  const fs::path keys = d_.path() / "keys";
+  auto kg = lrahost("keygen --out " + keys.string());
+  ASSERT_EQ(kg.code, 0) << kg.output;
+  const std::string id = kg.output.substr(kg.output.find("ed25519:"), 24);
+  train("transformer", "listops-0", "--sign-key " + (keys / "lrahost-key.pem").string());
   const fs::path bundle = d_.path() / "sub.tar";
   ASSERT_EQ(lrahost("submit " + (d_.path() / "runs").string() + " --out " + bundle.string()).code, 0);
   const fs::path checked = d_.path() / "checked";
@@ -223,7 +297,7 @@ TEST_F(SubmitCli, SmokeSubmissionEndToEndShowsItsCheckLevelsInChromium) {
   const fs::path site = d_.path() / "site";
   auto lb = lrahost("leaderboard " + checked.string() + " --out " + site.string());
   ASSERT_EQ(lb.code, 0) << lb.output;
-  const std::string expected = "checked: digest 1/1 · signed 0/1 · re-evaluated 1/1 · private set 1/1";
+  const std::string expected = "checked: digest 1/1 · signed 1/1 (" + id + ") · re-evaluated 1/1 · private set 1/1";
   EXPECT_NE(read_text(site / "leaderboard.md").find(expected), std::string::npos) << read_text(site / "leaderboard.md");
   const json board = json::parse(read_text(site / "leaderboard.json"));
   ASSERT_EQ(board["open"].size(), 1u) << board.dump(2);

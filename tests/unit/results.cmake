@@ -6,4 +6,5 @@ lra_unit_test(test_results
     ${CMAKE_CURRENT_LIST_DIR}/test_output_safety.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_results.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_json_input.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/test_signature.cpp
   LIBS lra_host_results)
