@@ -96,7 +96,7 @@ int run_command(const RunArgs& a) {
   // Built-in mixers start from the task's LRA reference settings (manifests/reference-mixers/), then --set.
   const RunMixerOptions resolved = resolve_run_mixer_options(mixer, mixer_sets, a.task, manifest.name);
   const lra::Params& mixer_options = resolved.options;
-  const RunDivision division = classify_run(choices);
+  RunDivision division = classify_run(choices);
 
   // 3. Data (generated on demand for synthetic tasks) and its fingerprint.
   const auto root = data_root(a.data_dir);
@@ -105,6 +105,11 @@ int run_command(const RunArgs& a) {
   const auto& info = data.dataset.info;
   log->info("data: {} train / {} val / {} test from {}", data.dataset.train.size(), data.dataset.val.size(),
             data.dataset.test.size(), data.dataset.source);
+  // Closed only on the official data (the registry carries its sizes and, for generated tasks, its fingerprint).
+  if (release && division.name == "closed")
+    if (auto why = data_differs_from_official(*release, data.dataset.train.size(), data.dataset.val.size(),
+                                              data.dataset.test.size(), data.fingerprint))
+      division.open_because(*why);
 
   // 4. Models: the reference Transformer sets the budget; checked before training.
   BackboneSpec spec{manifest.model, info.vocab_size, info.num_classes, static_cast<uint64_t>(manifest.train.seed),

@@ -1,13 +1,30 @@
 #include "cli/official_registry.h"
 
 #include "common/sha256.h"
+#include "manifest/embedded.h"
+#include "manifest/manifest.h"
+#include "manifest/official_data.h"
 
 namespace lra::host {
 
 std::vector<OfficialManifest> registry_official(const std::string& task) {
   std::vector<OfficialManifest> out;
-  for (const auto& r : released_manifests())
-    if (r.task == task) out.push_back({r.version, r.sha256, r.note, r.superseded_by});
+  for (const auto& r : released_manifests()) {
+    if (r.task != task) continue;
+    OfficialManifest m{r.version, r.sha256, r.note, r.superseded_by};
+    // What the protocol fixes: the configuration run records, and the data.
+    const EmbeddedFile* f = find_embedded(r.file);
+    m.config = to_json(parse_manifest(f->text, "builtin:" + r.file));
+    // What a key is when a manifest does not set it (results may predate a key).
+    m.defaults = to_json(Manifest{});
+    if (const auto d = find_official_data(r.version, task)) {
+      m.train_examples = d->train;
+      m.val_examples = d->val;
+      m.test_examples = d->test;
+      m.data_fingerprint = d->fingerprint;
+    }
+    out.push_back(std::move(m));
+  }
   return out;
 }
 
@@ -34,6 +51,23 @@ RunChoices run_choices(const std::string& task, const std::string& manifest_labe
     c.official_sha256 = compared->sha256;
   }
   return c;
+}
+
+std::optional<std::string> data_differs_from_official(const ReleasedManifest& release, int64_t train, int64_t val,
+                                                      int64_t test, const std::string& fingerprint) {
+  const auto d = find_official_data(release.version, release.task);
+  if (!d) return std::nullopt;  // a release without a data row: the test of the table refuses that
+  const std::string official = "the official " + release.task + " data (release " + release.version + ")";
+  const std::pair<const char*, std::pair<int64_t, int64_t>> splits[] = {
+      {"train", {train, d->train}}, {"val", {val, d->val}}, {"test", {test, d->test}}};
+  for (const auto& [name, counts] : splits)
+    if (counts.first != counts.second)
+      return "the data are not the official data: task.examples." + std::string(name) + " is " +
+             std::to_string(counts.first) + ", " + official + " have " + std::to_string(counts.second);
+  if (!d->fingerprint.empty() && fingerprint != d->fingerprint)
+    return "the data are not the official data: their fingerprint " + fingerprint + " is not that of " + official +
+           ", " + d->fingerprint;
+  return std::nullopt;
 }
 
 }  // namespace lra::host

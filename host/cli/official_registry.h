@@ -27,4 +27,10 @@ std::optional<std::vector<int64_t>> registry_trial_seeds(const std::string& task
 RunChoices run_choices(const std::string& task, const std::string& manifest_label, const std::string& manifest_text,
                        std::optional<ReleasedManifest>* release);
 
+// Why the loaded data are not the official data of `release` (split sizes,
+// and for generated tasks the carried fingerprint), or std::nullopt when they
+// are. A run on other data is open, decided before training starts.
+std::optional<std::string> data_differs_from_official(const ReleasedManifest& release, int64_t train, int64_t val,
+                                                      int64_t test, const std::string& fingerprint);
+
 }  // namespace lra::host

@@ -16,6 +16,7 @@
 #include "lra/status.h"
 #include "results/result.h"
 #include "results/signature.h"
+#include "results/closed_checks.h"
 #include "common/sha256.h"
 #include "rules/rules.h"
 
@@ -247,6 +248,9 @@ VerifyReport verify_result_json(const json& result, const OfficialLookup& offici
     check_sha256_field(c, "task.manifest_sha256", manifest_sha);
     preset = c.optional("task.preset", kString | kNull);
     c.require("task.data_fingerprint", kString | kObject);
+    if (c.require("task.examples", kObject))
+      for (const char* k : {"task.examples.train", "task.examples.val", "task.examples.test"})
+        check_non_negative(c, k, c.require(k, kInteger));
   }
 
   const json* reference_params = nullptr;
@@ -382,7 +386,13 @@ VerifyReport verify_result_json(const json& result, const OfficialLookup& offici
             c.fail("task.manifest_release " + show(*claimed) + " does not match the manifest's hash, which is release " +
                    quoted(match->release) + " of task " + quoted(name));
           } else {
-            report.release = *match;
+            std::vector<std::string> protocol;
+            if (check_closed_against_protocol(result, *match, &protocol)) {
+              report.release = *match;
+            } else {
+              closed = false;
+              for (auto& why : protocol) c.fail(std::move(why));
+            }
           }
         }
       }

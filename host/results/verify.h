@@ -31,6 +31,12 @@ struct OfficialManifest {
   std::string sha256;         // hex of the manifest's bytes
   std::string note;           // what a reader comparing with the paper must know ("" = nothing)
   std::string superseded_by;  // the newest release when this one is older, else ""
+  // What the protocol fixes, for checking a closed claim against it rather
+  // than against the file's word (results/closed_checks.h); unset = not checked.
+  nlohmann::json config;      // the manifest resolved as `run` records it in "config"
+  nlohmann::json defaults;    // the same for a manifest that sets nothing (keys a result may predate)
+  int64_t train_examples = -1, val_examples = -1, test_examples = -1;  // official split sizes
+  std::string data_fingerprint;  // generated data: the official data's fingerprint, else ""
 };
 
 // Every released official manifest this host knows for `task` (oldest

@@ -1,0 +1,35 @@
+// manifest/official_data.h — the official data of each released manifest
+// (manifests/official-data.toml, compiled in): split sizes, and for generated
+// tasks the fingerprint of the data the host's generator makes from the
+// manifest's [data] section. What `verify` and `run` compare a closed claim's
+// data with.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lra::host {
+
+inline constexpr const char* kOfficialDataFile = "official-data.toml";
+
+struct OfficialData {
+  std::string release;      // e.g. "lra-v1.2"
+  std::string task;
+  int64_t train = 0, val = 0, test = 0;
+  std::string fingerprint;  // "sha256:..." for generated data whose fingerprint is carried; "" otherwise
+};
+
+// Parses the table text (exposed for tests); `source` names it in messages. A
+// malformed table is lra::Error(internal): the host was built from a broken tree.
+std::vector<OfficialData> parse_official_data(std::string_view text, const std::string& source);
+
+// Every row of the embedded table, parsed once.
+const std::vector<OfficialData>& official_data();
+
+// The row for (release, task), or std::nullopt.
+std::optional<OfficialData> find_official_data(const std::string& release, const std::string& task);
+
+}  // namespace lra::host

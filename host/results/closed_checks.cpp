@@ -1,0 +1,117 @@
+#include "results/closed_checks.h"
+
+namespace lra::host {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::size_t kMaxListed = 40;
+
+std::string show(const json& v) {
+  std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
+  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
+}
+
+// Leaves of `want` that `have` does not match, as "path is X, ... says Y".
+void compare(const json& have, const json& want, const json& defaults, const std::string& path,
+             std::vector<std::string>* diffs) {
+  if (want.is_object()) {
+    if (!have.is_object()) {
+      diffs->push_back(path + " is " + show(have) + ", expected an object");
+      return;
+    }
+    // The model and training first: they matter most to a reader.
+    std::vector<std::string> keys;
+    for (const char* first : {"model", "train"})
+      if (want.contains(first)) keys.emplace_back(first);
+    for (const auto& [key, value] : want.items())
+      if (key != "model" && key != "train") keys.push_back(key);
+    for (const auto& key : keys) {
+      const json& value = want[key];
+      const std::string sub = path + "." + key;
+      const json* d = defaults.is_object() && defaults.contains(key) ? &defaults[key] : nullptr;
+      if (!have.contains(key)) {
+        // A key added to the host after the result was written: absent is fine
+        // when the manifest leaves it at the value older hosts implied.
+        if (d && *d == value) continue;
+        diffs->push_back(sub + " is missing, the official manifest says " + show(value));
+        continue;
+      }
+      compare(have[key], value, d ? *d : json(), sub, diffs);
+    }
+    for (const auto& [key, value] : have.items())
+      if (!want.contains(key)) diffs->push_back(path + "." + key + " is " + show(value) + ", which the official manifest does not have");
+    return;
+  }
+  // Numbers compare by value (5000 and 5000.0 are one setting).
+  if (want.is_number() && have.is_number()) {
+    if (want.get<double>() != have.get<double>()) diffs->push_back(path + " is " + show(have) + ", the official manifest says " + show(want));
+    return;
+  }
+  if (have != want) diffs->push_back(path + " is " + show(have) + ", the official manifest says " + show(want));
+}
+
+const json* at(const json& root, std::initializer_list<const char*> keys) {
+  const json* v = &root;
+  for (const char* k : keys) {
+    if (!v->is_object() || !v->contains(k)) return nullptr;
+    v = &(*v)[k];
+  }
+  return v;
+}
+
+}  // namespace
+
+bool check_closed_against_protocol(const json& result, const OfficialManifest& official,
+                                   std::vector<std::string>* reasons) {
+  const std::size_t before = reasons->size();
+  const std::string which = "release " + official.release;
+
+  // 1. The configuration: the manifest's, with the trial seed free.
+  if (!official.config.is_null()) {
+    const json* config = at(result, {"config"});
+    if (config && config->is_object()) {
+      json want = official.config;
+      json have = *config;
+      const json* seed = at(result, {"seed"});
+      const json* train_seed = at(have, {"train", "seed"});
+      if (seed && train_seed && *seed != *train_seed)
+        reasons->push_back("config.train.seed " + show(*train_seed) + " is not the result's seed " + show(*seed));
+      if (want.contains("train") && want["train"].is_object() && train_seed) want["train"]["seed"] = *train_seed;
+      std::vector<std::string> diffs;
+      compare(have, want, official.defaults, "config", &diffs);
+      if (!diffs.empty()) {
+        std::string list;
+        for (std::size_t i = 0; i < diffs.size() && i < kMaxListed; ++i) list += (i ? "; " : "") + diffs[i];
+        if (diffs.size() > kMaxListed) list += "; and " + std::to_string(diffs.size() - kMaxListed) + " more";
+        reasons->push_back("division is \"closed\" but config is not the official manifest's (" + which + "): " + list);
+      }
+    }
+  }
+
+  // 2. The split sizes.
+  if (official.test_examples > 0) {
+    const std::pair<const char*, int64_t> splits[] = {
+        {"train", official.train_examples}, {"val", official.val_examples}, {"test", official.test_examples}};
+    for (const auto& [name, want] : splits) {
+      const json* have = at(result, {"task", "examples", name});
+      if (!have || !have->is_number_integer() || have->get<int64_t>() != want)
+        reasons->push_back("division is \"closed\" but task.examples." + std::string(name) + " is " +
+                           (have ? show(*have) : std::string("missing")) + ", the official " +
+                           at(result, {"task", "name"})->get<std::string>() + " data (" + which + ") have " +
+                           std::to_string(want));
+    }
+  }
+
+  // 3. The data themselves, where the host can know them.
+  if (!official.data_fingerprint.empty()) {
+    const json* fp = at(result, {"task", "data_fingerprint"});
+    if (!fp || !fp->is_string() || fp->get<std::string>() != official.data_fingerprint)
+      reasons->push_back("division is \"closed\" but task.data_fingerprint is " + (fp ? fp->dump() : std::string("missing")) +
+                         ", not the fingerprint of the official data (" + which + ": " + official.data_fingerprint +
+                         "); the run trained on other data");
+  }
+  return reasons->size() == before;
+}
+
+}  // namespace lra::host

@@ -1,0 +1,141 @@
+// Issue 16: "closed" is reached only by the official protocol. Each test is
+// an attack a dishonest submitter (or a careless one) could try; each must be
+// refused, naming the field.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_harness.h"
+#include "manifest/manifest.h"
+#include "manifest/official_data.h"
+#include "manifest/releases.h"
+#include "results/result.h"
+
+namespace lra::test {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::string kSmoke =
+    "run --plugin transformer --task listops --preset smoke --set train.steps=20 --set train.eval_every=20 --threads 2";
+
+// What a forger would copy from the official manifest of `task`.
+json official_config(const std::string& task) {
+  const auto rel = lra::host::current_release(task);
+  return lra::host::to_json(lra::host::parse_manifest(
+      read_text(fs::path(LRA_SOURCE_DIR) / "manifests" / rel->file), "official"));
+}
+
+// A smoke result edited to claim the closed division under the current
+// official manifest, and re-sealed (the digest is public arithmetic).
+json claim_closed(json r, const std::string& task) {
+  const auto rel = lra::host::current_release(task);
+  r["division"] = "closed";
+  r["division_reasons"] = json::array();
+  r["overrides"] = json::array();
+  r["task"]["preset"] = "official";
+  r["task"]["manifest_sha256"] = rel->sha256;
+  r["task"]["manifest_release"] = rel->version;
+  r.erase("digest");
+  return lra::host::seal(r);
+}
+
+bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+
+TEST(ClosedTrust, AResealedSmokeResultClaimingClosedIsInvalidNamingEachField) {
+  TempDir d;
+  ASSERT_EQ(lrahost(kSmoke + " --out " + (d.path() / "run").string()).code, 0);
+  const json forged = claim_closed(json::parse(read_text(d.path() / "run" / "result.json")), "listops");
+  lra::host::write_result(d.path() / "forged", forged);
+  auto v = lrahost("verify " + (d.path() / "forged").string());
+  EXPECT_EQ(v.code, 4) << v.output;
+  EXPECT_TRUE(has(v.output, "open, INVALID")) << v.output;
+  // The configuration: the smoke manifest's 2,000-token-free small model and 20 steps.
+  EXPECT_TRUE(has(v.output, "config is not the official manifest's (release lra-v1.2)")) << v.output;
+  EXPECT_TRUE(has(v.output, "config.model.layers is")) << v.output;
+  EXPECT_TRUE(has(v.output, "config.train.steps is 20, the official manifest says 5000")) << v.output;
+  // The split sizes and the data.
+  EXPECT_TRUE(has(v.output, "task.examples.train is 8000, the official listops data (release lra-v1.2) have 96000"))
+      << v.output;
+  EXPECT_TRUE(has(v.output, "task.data_fingerprint is")) << v.output;
+  EXPECT_TRUE(has(v.output, "not the fingerprint of the official data")) << v.output;
+}
+
+TEST(ClosedTrust, OfficialConfigWithOtherDataIsStillInvalid) {
+  TempDir d;
+  ASSERT_EQ(lrahost(kSmoke + " --out " + (d.path() / "run").string()).code, 0);
+  json r = json::parse(read_text(d.path() / "run" / "result.json"));
+  r["config"] = official_config("listops");
+  r["config"]["train"]["seed"] = r["seed"];
+  const auto row = lra::host::find_official_data(lra::host::current_release("listops")->version, "listops");
+  ASSERT_TRUE(row);
+  // Right counts, wrong data: only the fingerprint gives it away.
+  r["task"]["examples"] = {{"train", row->train}, {"val", row->val}, {"test", row->test}};
+  lra::host::write_result(d.path() / "forged", claim_closed(r, "listops"));
+  auto v = lrahost("verify " + (d.path() / "forged").string());
+  EXPECT_EQ(v.code, 4) << v.output;
+  EXPECT_FALSE(has(v.output, "config is not the official manifest's")) << v.output;
+  EXPECT_FALSE(has(v.output, "task.examples.")) << v.output;
+  EXPECT_TRUE(has(v.output, "task.data_fingerprint is \"" + r["task"]["data_fingerprint"].get<std::string>()))
+      << v.output;
+  // With the official fingerprint too, the file is indistinguishable from an
+  // official run by its content: verify calls it closed (only re-evaluation
+  // from the weights can tell, see test_submit_cli.cpp).
+  r["task"]["data_fingerprint"] = row->fingerprint;
+  lra::host::write_result(d.path() / "forged2", claim_closed(r, "listops"));
+  auto v2 = lrahost("verify " + (d.path() / "forged2").string());
+  EXPECT_TRUE(has(v2.output, "closed (release lra-v1.2), valid")) << v2.output;
+}
+
+TEST(ClosedTrust, AnOfficialRunOnNonOfficialDataIsOpenFromTheStart) {
+  TempDir d;
+  ASSERT_EQ(std::system((std::string(LRA_FIXTURE_DATA_BIN) + " text " + d.str() + " 1 >/dev/null 2>&1").c_str()), 0);
+  const fs::path log = d.path() / "run.out";
+  const pid_t pid = spawn_lrahost("run --plugin transformer --task text --preset official --threads 2 --data-dir " +
+                                      d.str() + " --out " + (d.path() / "run").string(),
+                                  log);
+  ASSERT_GT(pid, 0);
+  // The division is decided and logged before the first step; the run itself is not needed.
+  std::string out;
+  for (int i = 0; i < 1200 && !has(out, "mixer options:"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    out = read_text(log);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  EXPECT_TRUE(has(out, "(official preset, open division)")) << out;
+  EXPECT_TRUE(has(out, "open division: the data are not the official data: task.examples.train is 2000, the "
+                       "official text data (release lra-v1.2) have 25000"))
+      << out;
+  EXPECT_FALSE(has(out, "closed division")) << out;
+}
+
+TEST(ClosedTrust, AResultWithoutTaskExamplesIsInvalidAndTheLeaderboardListsIt) {
+  TempDir d;
+  ASSERT_EQ(lrahost(kSmoke + " --out " + (d.path() / "good").string()).code, 0);
+  json r = json::parse(read_text(d.path() / "good" / "result.json"));
+  r["task"].erase("examples");
+  r.erase("digest");
+  lra::host::write_result(d.path() / "bad", lra::host::seal(r));
+  auto v = lrahost("verify " + (d.path() / "bad").string());
+  EXPECT_EQ(v.code, 4) << v.output;
+  EXPECT_TRUE(has(v.output, "missing required field 'task.examples'")) << v.output;
+  auto lb = lrahost("leaderboard " + (d.path() / "good").string() + " " + (d.path() / "bad").string() + " --out " +
+                    (d.path() / "site").string());
+  ASSERT_EQ(lb.code, 0) << lb.output;
+  const json board = json::parse(read_text(d.path() / "site" / "leaderboard.json"));
+  EXPECT_EQ(board["open"].size(), 1u);
+  ASSERT_EQ(board["invalid"].size(), 1u) << board.dump(2);
+  EXPECT_TRUE(has(board["invalid"][0].dump(), "task.examples")) << board["invalid"][0].dump();
+}
+
+}  // namespace
+}  // namespace lra::test
