@@ -105,6 +105,7 @@ int run_command(const RunArgs& a) {
   const auto& info = data.dataset.info;
   log->info("data: {} train / {} val / {} test from {}", data.dataset.train.size(), data.dataset.val.size(),
             data.dataset.test.size(), data.dataset.source);
+  log->info("data fingerprint: {}", data.fingerprint);
   // Closed only on the official data (the registry carries its sizes and, for generated tasks, its fingerprint).
   if (release && division.name == "closed")
     if (auto why = data_differs_from_official(*release, data.dataset.train.size(), data.dataset.val.size(),

@@ -1,0 +1,63 @@
+// manifests/official-data.toml: every released manifest has a row, and the
+// carried fingerprints of generated data are what `lrahost run --preset
+// official` computes today (the generators have not drifted). ListOps and
+// Pathfinder are regenerated here (about 5 s and 25 s on 2 cores); Path-X
+// (200,000 images of 128x128) is checked by scripts/official-fingerprints.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "cli_harness.h"
+#include "manifest/official_data.h"
+#include "manifest/releases.h"
+
+namespace lra::test {
+namespace {
+
+TEST(OfficialData, EveryReleasedManifestHasARow) {
+  for (const auto& r : lra::host::released_manifests()) {
+    if (r.protocol != "lra-v1") continue;  // the forgetting curve's data are a corpus, not a split
+    const auto row = lra::host::find_official_data(r.version, r.task);
+    EXPECT_TRUE(row) << r.version << " " << r.task << " has no row in manifests/official-data.toml";
+  }
+}
+
+// Starts the official run, reads the fingerprint it logs once its data are
+// loaded (generated on first use), and stops it there.
+std::string official_run_fingerprint(const std::string& task, const TempDir& d) {
+  const auto log = d.path() / (task + ".out");
+  const pid_t pid = spawn_lrahost("run --plugin transformer --task " + task + " --preset official --threads 2 "
+                                  "--data-dir " + d.str() + " --out " + (d.path() / task).string(), log);
+  std::string out;
+  for (int i = 0; i < 3000 && out.find("data fingerprint: ") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    out = read_text(log);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  const auto at = out.find("data fingerprint: ");
+  if (at == std::string::npos) return "(not logged) " + out;
+  return out.substr(at + 18, 71);
+}
+
+class GeneratedData : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(GeneratedData, CarriedFingerprintIsWhatAnOfficialRunComputes) {
+  const std::string task = GetParam();
+  const auto current = lra::host::current_release(task);
+  ASSERT_TRUE(current);
+  const auto row = lra::host::find_official_data(current->version, task);
+  ASSERT_TRUE(row);
+  ASSERT_FALSE(row->fingerprint.empty());
+  TempDir d;
+  EXPECT_EQ(official_run_fingerprint(task, d), row->fingerprint);
+}
+
+INSTANTIATE_TEST_SUITE_P(ListOpsAndPathfinder, GeneratedData, ::testing::Values("listops", "pathfinder"));
+
+}  // namespace
+}  // namespace lra::test
