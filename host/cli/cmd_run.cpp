@@ -215,6 +215,10 @@ int run_command(const RunArgs& a) {
     dist = std::make_unique<Distributed>(ranks, device);
     log->info("data parallel: rank {} of {} ({}, {}), {} examples per rank per step", ranks.rank, ranks.world_size,
               dist->backend(), ranks.source, manifest.train.batch_size / ranks.world_size);
+    // Ranks agree or nobody trains: what each was started with, compared field by field.
+    nlohmann::json agreed = identity;
+    agreed["config"] = to_json(manifest);
+    require_identical_ranks(*dist, agreed);
   }
   TrainerOptions topts{manifest.train, manifest.model.max_len, device, static_cast<bool>(isatty(STDERR_FILENO)) && lead,
                        a.micro_batch, device.is_cuda() && !a.fp32 && manifest.train.precision != "float32",

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <set>
 #include <thread>
 
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
@@ -19,6 +20,7 @@ namespace lra::host {
 class ProcessGroupHandle {
  public:
   c10::intrusive_ptr<c10d::ProcessGroup> pg;
+  c10::intrusive_ptr<c10d::Store> store;  // the rendezvous store, for small exchanges
 };
 
 namespace {
@@ -171,6 +173,7 @@ Distributed::Distributed(const RankInfo& info, const c10::Device& device)
                             : " (check MASTER_ADDR/MASTER_PORT and that every rank started)"));
   }
   wait_for_every_rank(*store, info, where);
+  pg_->store = store;
   if (device.is_cuda()) {
 #ifdef USE_C10D_NCCL
     backend_ = "nccl";
@@ -221,5 +224,76 @@ void Distributed::all_reduce_sum(const std::vector<at::Tensor>& tensors, int64_t
 }
 
 void Distributed::barrier() { pg_->pg->barrier()->wait(); }
+
+std::vector<std::string> Distributed::all_gather_text(const std::string& key, const std::string& value) {
+  const std::string prefix = "lrahost/" + key + "/";
+  pg_->store->set(prefix + std::to_string(info_.rank), std::vector<uint8_t>(value.begin(), value.end()));
+  std::vector<std::string> out;
+  for (int r = 0; r < info_.world_size; ++r) {
+    try {
+      const std::vector<uint8_t> v = pg_->store->get(prefix + std::to_string(r));
+      out.emplace_back(v.begin(), v.end());
+    } catch (const std::exception& e) {
+      throw Error(ErrorKind::usage, "rank " + std::to_string(info_.rank) + ": rank " + std::to_string(r) +
+                                        " did not share its " + key + " within " + std::to_string(info_.timeout_s) +
+                                        " s (" + first_line(e) + ")");
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// Leaves of a JSON object as dotted paths.
+void flatten(const nlohmann::json& j, const std::string& path, std::map<std::string, nlohmann::json>* out) {
+  if (j.is_object() && !j.empty()) {
+    for (const auto& [k, v] : j.items()) flatten(v, path.empty() ? k : path + "." + k, out);
+  } else {
+    (*out)[path] = j;
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> identity_disagreements(const std::vector<nlohmann::json>& identities) {
+  std::vector<std::string> out;
+  if (identities.empty()) return out;
+  std::map<std::string, nlohmann::json> lead;
+  flatten(identities[0], "", &lead);
+  for (size_t r = 1; r < identities.size(); ++r) {
+    std::map<std::string, nlohmann::json> other;
+    flatten(identities[r], "", &other);
+    std::set<std::string> keys;
+    for (const auto& [k, v] : lead) keys.insert(k);
+    for (const auto& [k, v] : other) keys.insert(k);
+    for (const auto& k : keys) {
+      const auto a = lead.find(k), b = other.find(k);
+      const std::string mine = b == other.end() ? "(none)" : b->second.dump();
+      const std::string theirs = a == lead.end() ? "(none)" : a->second.dump();
+      if (mine != theirs)
+        out.push_back("rank " + std::to_string(r) + "'s " + k + " is " + mine + ", rank 0's is " + theirs);
+    }
+  }
+  return out;
+}
+
+void require_identical_ranks(Distributed& dist, const nlohmann::json& identity) {
+  std::vector<nlohmann::json> all;
+  for (const auto& text : dist.all_gather_text("identity", identity.dump())) {
+    try {
+      all.push_back(nlohmann::json::parse(text));
+    } catch (const std::exception&) {
+      all.push_back(nlohmann::json(text));  // a rank of another lrahost build: differs everywhere
+    }
+  }
+  const auto diffs = identity_disagreements(all);
+  if (diffs.empty()) return;
+  std::string list;
+  for (size_t i = 0; i < diffs.size() && i < 12; ++i) list += (i ? "; " : "") + diffs[i];
+  if (diffs.size() > 12) list += "; and " + std::to_string(diffs.size() - 12) + " more";
+  throw Error(ErrorKind::rules, "rank " + std::to_string(dist.rank()) + " of " + std::to_string(dist.world_size()) +
+                                    ": the ranks were not started with the same run, so none trains: " + list +
+                                    " (start every rank with the same command, plugin file, data and seed)");
+}
 
 }  // namespace lra::host

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <ATen/ATen.h>
+#include <nlohmann/json.hpp>
 #include <c10/core/Device.h>
 
 namespace lra::host {
@@ -52,11 +53,23 @@ class Distributed {
   void all_reduce_sum(const std::vector<at::Tensor>& tensors, int64_t bucket_bytes = 25 << 20);
   // Blocks until every rank has arrived.
   void barrier();
+  // Every rank's `value` for `key`, indexed by rank, through the rendezvous
+  // store (each waits for the others up to LRA_DIST_TIMEOUT).
+  std::vector<std::string> all_gather_text(const std::string& key, const std::string& value);
 
  private:
   RankInfo info_;
   std::string backend_;
   std::unique_ptr<ProcessGroupHandle> pg_;
 };
+
+// Where ranks' run identities (what each was started with: configuration,
+// manifest, plugin file, options, seed, data fingerprint) differ from rank
+// 0's, one line per differing field and rank; empty when all agree.
+std::vector<std::string> identity_disagreements(const std::vector<nlohmann::json>& identities);
+
+// Exchanges `identity` with every rank; any difference stops every rank with
+// lra::Error(rules) naming the fields, before the first training step.
+void require_identical_ranks(Distributed& dist, const nlohmann::json& identity);
 
 }  // namespace lra::host

@@ -51,6 +51,36 @@ TEST(Distributed, TwoGlooRanksMatchOneProcess) {
   EXPECT_NEAR(a["metrics"]["test_accuracy"].get<double>(), b["metrics"]["test_accuracy"].get<double>(), 0.005);
 }
 
+// Ranks agree or nobody trains: a rank started differently stops every rank
+// with exit 4 naming the field, before the first step, and no result is written.
+void expect_ranks_refused(const std::string& rank1_extra, const std::string& field) {
+  TempDir d;
+  const std::string port = std::to_string(20000 + (getpid() + 7919) % 20000);
+  const std::string env = "WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port;
+  const auto out = d.path() / "two";
+  const pid_t rank1 =
+      spawn_lrahost(kRun + " --out " + out.string() + " " + rank1_extra, d.path() / "rank1.log", env + " RANK=1");
+  ASSERT_GT(rank1, 0);
+  auto rank0 = lrahost(kRun + " --out " + out.string(), env + " RANK=0");
+  int status = 0;
+  waitpid(rank1, &status, 0);
+  const std::string log1 = read_text(d.path() / "rank1.log");
+  EXPECT_EQ(rank0.code, 4) << rank0.output;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 4) << log1;
+  for (const std::string& text : {rank0.output, log1}) {
+    EXPECT_NE(text.find("the ranks were not started with the same run, so none trains"), std::string::npos) << text;
+    EXPECT_NE(text.find("rank 1's " + field + " is "), std::string::npos) << text;
+  }
+  EXPECT_FALSE(std::filesystem::exists(out / "result.json"));
+  EXPECT_EQ(rank0.output.find("step "), std::string::npos) << "a rank trained: " << rank0.output;
+}
+
+TEST(Distributed, ARankWithAnotherLearningRateStopsEveryRank) {
+  expect_ranks_refused("--set train.lr=5.0", "config.train.lr");
+}
+
+TEST(Distributed, ARankWithAnotherSeedStopsEveryRank) { expect_ranks_refused("--seed 1", "seed"); }
+
 TEST(Distributed, AWorldSizeThatDoesNotDivideTheBatchIsRefused) {
   TempDir d;
   auto o = lrahost(kRun + " --out " + (d.path() / "x").string(), "WORLD_SIZE=3 RANK=0 MASTER_PORT=29999");

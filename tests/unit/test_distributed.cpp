@@ -77,3 +77,19 @@ TEST(RankInfo, MalformedValuesNameTheVariable) {
   }
   EXPECT_THROW(rank_info_from({{"WORLD_SIZE", "2"}, {"RANK", "2"}}), lra::Error);  // rank not below the world
 }
+
+// Ranks agree or nobody trains: each differing field is named, per rank.
+TEST(Distributed, IdentityDisagreementsNameEachField) {
+  const nlohmann::json a = {{"config", {{"train", {{"lr", 0.05}, {"steps", 60}}}}}, {"seed", 0}, {"plugin", "t"}};
+  nlohmann::json b = a;
+  EXPECT_TRUE(lra::host::identity_disagreements({a, b, b}).empty());
+  b["config"]["train"]["lr"] = 5.0;
+  b["seed"] = 1;
+  const auto d = lra::host::identity_disagreements({a, a, b});
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0], "rank 2's config.train.lr is 5.0, rank 0's is 0.05");
+  EXPECT_EQ(d[1], "rank 2's seed is 1, rank 0's is 0");
+  nlohmann::json c = a;
+  c.erase("plugin");
+  EXPECT_EQ(lra::host::identity_disagreements({a, c}).at(0), "rank 1's plugin is (none), rank 0's is \"t\"");
+}
