@@ -1,6 +1,7 @@
 #include "cli/trained_run.h"
 #include "common/json_input.h"
 
+#include <algorithm>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -10,6 +11,8 @@
 
 #include "cli/mixer_options.h"
 #include "cli/run_support.h"
+#include "common/sha256.h"
+#include "plugins/descriptor.h"
 #include "lra/status.h"
 #include "results/result.h"
 #include "train/module_io.h"
@@ -152,9 +155,32 @@ RunRecord read_run_record(const std::filesystem::path& dir) {
 }
 
 const LoadedPlugin& open_run_mixer(const RunRecord& run, bool* same_file) {
-  // The recorded file first: the same build of the plugin the run trained.
-  const bool recorded_exists = std::filesystem::exists(run.plugin_file);
-  const LoadedPlugin& mixer = open_plugin(recorded_exists ? run.plugin_file : run.plugin_name, LRA_KIND_MIXER);
+  // result.json names the file; nothing in it is trusted before its bytes are
+  // checked: the recorded file is loaded only when its SHA-256 is the recorded
+  // one and its descriptor (read from the ELF section, without loading) names
+  // the recorded plugin. Otherwise the installed plugin of that name is used,
+  // and only an installed name, never a path taken from the file.
+  std::error_code ec;
+  bool recorded_ok = !run.plugin_file.empty() && std::filesystem::is_regular_file(run.plugin_file, ec);
+  if (recorded_ok) {
+    std::string sha = run.plugin_sha256;
+    if (sha.rfind("sha256:", 0) == 0) sha.erase(0, 7);
+    try {
+      recorded_ok = sha256_file(run.plugin_file) == sha && read_descriptor(run.plugin_file).name == run.plugin_name;
+    } catch (const Error&) {
+      recorded_ok = false;  // not a readable plugin file: not loaded
+    }
+  }
+  if (!recorded_ok) {
+    const auto names = available_plugin_names(LRA_KIND_MIXER);
+    if (std::find(names.begin(), names.end(), run.plugin_name) == names.end())
+      throw Error(ErrorKind::plugin,
+                  "the run's plugin file " + run.plugin_file + " (plugin.file in " + run.result_file.string() +
+                      ") is missing or is not the build the run recorded (plugin.sha256 " + run.plugin_sha256 +
+                      ", plugin.name '" + run.plugin_name + "'), and no plugin of that name is installed; it was not "
+                      "loaded. Restore that build of the plugin, or install it under its name (LRA_PLUGIN_PATH)");
+  }
+  const LoadedPlugin& mixer = open_plugin(recorded_ok ? run.plugin_file : run.plugin_name, LRA_KIND_MIXER);
   if (mixer.descriptor.name != run.plugin_name)
     throw Error(ErrorKind::plugin, mixer.descriptor.file.string() + " is plugin '" + mixer.descriptor.name +
                                        "', but the run (" + run.result_file.string() + ") trained '" + run.plugin_name +

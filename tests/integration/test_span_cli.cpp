@@ -253,6 +253,33 @@ TEST_F(SpanCli, AMissingOrBrokenRunIsADataError) {
   EXPECT_FALSE(std::filesystem::exists(out));
 }
 
+// plugin.file in result.json is not trusted: a file that is not the recorded
+// build (here a plugin whose static constructor aborts) is never loaded.
+TEST_F(SpanCli, APluginFileThatIsNotTheRecordedBuildIsNeverLoaded) {
+  const auto copy = dir_->path() / "edited-plugin";
+  std::filesystem::create_directories(copy);
+  std::filesystem::copy_file(run() / "model.pt", copy / "model.pt");
+  json r = load_json(run() / "result.json");
+  r["plugin"]["file"] = std::string(LRA_FIXTURE_PLUGIN_DIR) + "/fixture_abi_next_major.so";
+  lra::test::write_text(copy / "result.json", r.dump());
+  auto o = lrahost("span --run " + copy.string() + " --samples 4 --threads 1 --data-dir " + data() + " --out " +
+                   (copy / "span.json").string());
+  // Not loaded (it would have aborted): the installed transformer, the recorded build, measures.
+  EXPECT_EQ(o.code, 0) << o.output;
+  EXPECT_NE(o.output.find("required attention span: transformer"), std::string::npos) << o.output;
+  EXPECT_TRUE(load_json(copy / "span.json")["plugin"]["same_file_as_run"].get<bool>());
+
+  // A plugin name that is a path, with the recorded file gone: refused, nothing loaded.
+  r["plugin"]["file"] = (dir_->path() / "gone.so").string();
+  r["plugin"]["name"] = std::string(LRA_FIXTURE_PLUGIN_DIR) + "/fixture_abi_next_major.so";
+  lra::test::write_text(copy / "result.json", r.dump());
+  auto refused = lrahost("span --run " + copy.string() + " --samples 4 --threads 1 --data-dir " + data() + " --out " +
+                         (copy / "span2.json").string());
+  EXPECT_EQ(refused.code, 3) << refused.output;
+  EXPECT_NE(refused.output.find("no plugin of that name is installed; it was not loaded"), std::string::npos)
+      << refused.output;
+}
+
 TEST_F(SpanCli, DataOtherThanTheRunsIsRefused) {
   const auto copy = dir_->path() / "other-data";
   std::filesystem::create_directories(copy);
