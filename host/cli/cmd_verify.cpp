@@ -9,6 +9,7 @@
 #include "results/submission.h"
 #include "results/verify.h"
 #include "results/signature.h"
+#include "plot/svg_text.h"
 
 #include <map>
 
@@ -40,12 +41,13 @@ int verify_command(const std::vector<std::string>& args, const std::optional<std
       if (rep.release && !rep.release->note.empty()) std::printf("  note: %s\n", rep.release->note.c_str());
       if (!rep.valid) code = std::max(code, static_cast<int>(ErrorKind::rules));
     }
-    for (const auto& r : rep.reasons) std::printf("  - %s\n", r.c_str());
+    // Reasons quote the file's own strings: shown with invisible and bidi characters named.
+    for (const auto& r : rep.reasons) std::printf("  - %s\n", svg::visible_text(r).c_str());
   }
   const SubmissionReport sub = verify_submission(files, registry_trial_seeds);
   std::printf("submission (%zu result%s): %s, %s\n", sub.files, sub.files == 1 ? "" : "s", sub.division.c_str(),
               sub.valid ? "valid" : "INVALID");
-  for (const auto& r : sub.reasons) std::printf("  - %s\n", r.c_str());
+  for (const auto& r : sub.reasons) std::printf("  - %s\n", svg::visible_text(r).c_str());
   if (!sub.valid) code = std::max(code, static_cast<int>(ErrorKind::rules));
   return code;
 }

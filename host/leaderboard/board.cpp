@@ -66,6 +66,27 @@ void note_missing_seeds(ScoreEntry& entry, const OfficialSeeds& official_seeds) 
   }
 }
 
+// Path-X's test count must be what its own data hold: the official split for
+// a closed result (verify has checked it), images - floor(0.8 n) - floor(0.1 n)
+// of config.data.images otherwise (tasks/pathfinder's split). nullopt: fine,
+// or not checkable (a result without config.data.images).
+std::optional<std::string> pathx_count_problem(const json& result) {
+  const json* examples = result.contains("task") && result["task"].is_object() && result["task"].contains("examples")
+                             ? &result["task"]["examples"] : nullptr;
+  const json* test = examples && examples->is_object() && examples->contains("test") ? &(*examples)["test"] : nullptr;
+  const json* config = result.contains("config") ? &result["config"] : nullptr;
+  const json* images = config && config->is_object() && config->contains("data") && (*config)["data"].is_object() &&
+                               (*config)["data"].contains("images")
+                           ? &(*config)["data"]["images"] : nullptr;
+  if (!test || !test->is_number_integer() || !images || !images->is_number_integer()) return std::nullopt;
+  const int64_t n = images->get<int64_t>();
+  const int64_t expected = n - n * 8 / 10 - n / 10;
+  if (test->get<int64_t>() == expected) return std::nullopt;
+  return "Path-X count rejected: task.examples.test is " + test->dump() + ", but the result's own data (config.data.images " +
+         std::to_string(n) + ") hold " + std::to_string(expected) + " test images; the chance test that marks Path-X "
+         "FAIL cannot take its count on trust";
+}
+
 // "sha256:0123456789ab…" for notes.
 std::string site_short(const std::string& fingerprint) {
   return fingerprint.size() > 19 ? fingerprint.substr(0, 19) + "…" : fingerprint;
@@ -127,6 +148,7 @@ Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const s
     bool reevaluated = false, private_checked = false;
   };
   std::map<std::string, ResultChecks> checks;  // result file -> how far it was checked
+  std::map<std::pair<std::string, std::string>, std::vector<std::string>> extra_seeds;  // (plugin, sha256) -> notes
   // Closed results of one task and manifest should all have trained on the
   // same data; downloaded data cannot be checked by verify, so disagreement
   // is flagged here: result file -> (task + manifest, fingerprint).
@@ -168,6 +190,28 @@ Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const s
       if (!r.note.empty()) note += (note.empty() ? "release " + r.release + ": " : ": ") + r.note;
       if (!note.empty()) release_notes[file.string()] = string_at(result, "task", "name") + ": " + note;
     }
+    // Path-X's FAIL mark pools correct counts over task.examples.test: a count
+    // the result's own data cannot have is refused, with the reason shown.
+    if (string_at(result, "task", "name") == "pathx")
+      if (auto why = pathx_count_problem(result)) {
+        board.invalid.push_back({file.string(), string_at(result, "plugin", "name"), "pathx",
+                                 string_at(result, "division", nullptr), {*why}});
+        continue;
+      }
+    // A closed entry is scored over the official trial seeds only; others are named, not averaged.
+    if (report.division == "closed") {
+      const std::string task = string_at(result, "task", "name");
+      const auto seeds = official_seeds(task, string_at(result, "task", "manifest_sha256"));
+      const json* seed = result.contains("seed") ? &result["seed"] : nullptr;
+      if (seeds && seed && seed->is_number_integer() &&
+          std::find(seeds->begin(), seeds->end(), seed->get<int64_t>()) == seeds->end()) {
+        extra_seeds[{string_at(result, "plugin", "name"), string_at(result, "plugin", "sha256")}].push_back(
+            task + ": seed " + std::to_string(seed->get<int64_t>()) + " not averaged (not an official trial seed of " +
+            (report.release ? "release " + report.release->release : std::string("its release")) + ": " +
+            seed_list_text(*seeds) + ")");
+        continue;
+      }
+    }
     valid.push_back({file.string(), std::move(result)});
   }
   for (auto& entry : aggregate_scores(valid)) {
@@ -185,6 +229,9 @@ Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const s
     entry.checks.signers.assign(signers.begin(), signers.end());
     if (entry.division == "closed") {
       note_missing_seeds(entry, official_seeds);
+      if (const auto it = extra_seeds.find({entry.plugin, entry.plugin_sha256}); it != extra_seeds.end())
+        for (const auto& note : it->second)
+          if (std::find(entry.notes.begin(), entry.notes.end(), note) == entry.notes.end()) entry.notes.push_back(note);
       for (const auto& src : entry.sources) {
         const auto it = data_used.find(src);
         if (it == data_used.end()) continue;

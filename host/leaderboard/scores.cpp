@@ -66,7 +66,28 @@ struct Facts {
   int64_t seed = 0, test_examples = 0;
   double accuracy = 0;
   std::string digest;
+  std::string made_with;  // open results: the preset (or custom manifest) and the overrides
 };
+
+// How an open result was configured, so that a 60-step run never sits in one
+// entry with full smoke runs: "preset smoke", "preset smoke; overrides
+// train.steps=60", "manifest my.toml". Empty for closed results (the protocol).
+std::string made_with(const json& result, const std::string& division) {
+  if (division == "closed") return "";
+  std::string out;
+  const json* preset = at_path(result, {"task", "preset"});
+  const json* manifest = at_path(result, {"task", "manifest"});
+  if (preset && preset->is_string()) out = "preset " + preset->get<std::string>();
+  else if (manifest && manifest->is_string()) out = "manifest " + manifest->get<std::string>();
+  else out = "preset unknown";
+  const json* overrides = at_path(result, {"overrides"});
+  if (overrides && overrides->is_array() && !overrides->empty()) {
+    out += "; overrides ";
+    for (std::size_t i = 0; i < overrides->size(); ++i)
+      out += (i ? ", " : "") + ((*overrides)[i].is_string() ? (*overrides)[i].get<std::string>() : (*overrides)[i].dump());
+  }
+  return out;
+}
 
 // A built-in mixer's options against its task's reference settings. Built-in:
 // run recorded a reference_settings object (null: not the host's own plugin;
@@ -126,6 +147,7 @@ Facts read_facts(const ScoreInput& in) {
   if (!acc->is_number() || !std::isfinite(acc->get<double>()) || acc->get<double>() < 0 || acc->get<double>() > 1)
     bad(in.source, "metrics.test_accuracy", "is not a number between 0 and 1");
   f.accuracy = acc->get<double>();
+  f.made_with = made_with(in.result, f.division);
   return f;
 }
 
@@ -185,7 +207,7 @@ std::vector<ScoreEntry> aggregate_scores(const std::vector<ScoreInput>& results)
   std::map<Key, std::map<std::string, std::vector<Trial>>> trials;
   for (const ScoreInput& in : results) {
     const Facts f = read_facts(in);
-    const Key key{f.plugin, f.sha256, f.options_key, f.division};
+    const Key key{f.plugin, f.sha256, f.options_key + "\n" + f.made_with, f.division};
     auto& list = trials[key][f.task];
     bool duplicate = false;
     for (const Trial& t : list) {
@@ -208,6 +230,7 @@ std::vector<ScoreEntry> aggregate_scores(const std::vector<ScoreInput>& results)
       e.plugin_sha256 = f.sha256;
       e.options = f.options;
       e.division = f.division;
+      e.made_with = f.made_with;
       if (f.table) e.reference = ReferenceUse{*f.table, true, {}};
     }
     if (e.reference && !f.differs.empty()) {
@@ -302,6 +325,7 @@ json to_json(const ScoreEntry& entry) {
           {"lra_average", entry.lra_average ? json(*entry.lra_average) : json(nullptr)},
           {"notes", entry.notes},
           {"sources", entry.sources},
+          {"made_with", entry.made_with.empty() ? json(nullptr) : json(entry.made_with)},
           {"checks",
            {{"results", entry.checks.results},
             {"signed", entry.checks.signed_results},

@@ -55,6 +55,10 @@ struct ScoreEntry {
   // before the field existed.
   std::optional<ReferenceUse> reference;
   std::string division;                                // "closed" or "open"
+  // Open entries: the preset (or custom manifest) and overrides every result
+  // of the entry was made with, e.g. "preset smoke; overrides train.steps=60";
+  // part of what makes an entry (see aggregate_scores). Empty when closed.
+  std::string made_with;
   std::map<std::string, TaskScore> tasks;              // by task name
   std::optional<double> lra_average;                   // when all five average tasks are present
   std::vector<std::string> sources;                    // result files that went in

@@ -118,6 +118,7 @@ Row entry_row(const ScoreEntry& e, std::optional<int> rank, const std::vector<st
   if (!e.plugin_sha256.empty()) meta += (meta.empty() ? "" : " · ") + std::string("sha256 ") + site::short_sha(e.plugin_sha256);
   const std::string options = site::options_text(e.options);
   if (!options.empty()) meta += (meta.empty() ? "" : " · ") + options;
+  if (!e.made_with.empty()) meta += (meta.empty() ? "" : " · ") + e.made_with;
   c += "<td class=\"text model\" data-sort=\"" + h(e.plugin) + "\"><span class=\"name\">" + h(e.plugin) + "</span>";
   if (e.reference)
     c += " <span class=\"refset " + std::string(e.reference->used ? "yes" : "no") + "\" title=\"" +

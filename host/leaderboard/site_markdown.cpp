@@ -37,6 +37,7 @@ void division(std::string& s, const char* title, const char* what, const std::ve
     if (!e.plugin_version.empty()) plugin += " " + site::markdown_cell(e.plugin_version);
     if (!e.plugin_sha256.empty()) plugin += " (" + site::markdown_cell(site::short_sha(e.plugin_sha256)) + ")";
     if (e.reference) plugin += " " + site::markdown_cell(site::reference_marker(e));
+    if (!e.made_with.empty()) plugin += " (" + site::markdown_cell(e.made_with) + ")";
     for (const auto& note : e.notes) plugin += " — " + site::markdown_cell(note);
     plugin += " — " + site::markdown_cell(site::checks_text(e));
     s += "| " + (ranks[i] ? std::to_string(*ranks[i]) : std::string("—")) + " | " + plugin + " | " +

@@ -1,5 +1,7 @@
 #include "plot/svg_text.h"
 
+#include <cstdio>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -34,40 +36,61 @@ std::size_t utf8_length(std::string_view text, std::size_t i) {
 // Text as XML character data: markup escaped, and what XML
 // 1.0 cannot carry (control characters, invalid UTF-8) replaced by U+FFFD,
 // since plugin names, labels and error messages can be anything.
-std::string xml_escape(std::string_view text) {
-  constexpr const char* kReplacement = "\xEF\xBF\xBD";
+namespace {
+
+bool invisible(uint32_t cp) {
+  return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0x00AD || cp == 0x061C || cp == 0x180E ||
+         (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2060 && cp <= 0x2064) ||
+         (cp >= 0x2066 && cp <= 0x2069) || cp == 0xFEFF;
+}
+
+uint32_t decode(std::string_view text, std::size_t i, std::size_t n) {
+  if (n == 1) return static_cast<unsigned char>(text[i]);
+  uint32_t cp = static_cast<unsigned char>(text[i]) & (0x7F >> n);
+  for (std::size_t k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
+  return cp;
+}
+
+}  // namespace
+
+std::string visible_text(std::string_view text) {
   std::string out;
   out.reserve(text.size());
+  char buf[16];
   for (std::size_t i = 0; i < text.size();) {
-    const char c = text[i];
-    if (static_cast<unsigned char>(c) >= 0x80) {
-      const std::size_t n = utf8_length(text, i);
-      if (n == 0) {
-        out += kReplacement;
-        ++i;
-      } else {
-        out.append(text.substr(i, n));
-        i += n;
-      }
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    const std::size_t n = c < 0x80 ? 1 : utf8_length(text, i);
+    if (n == 0) {
+      std::snprintf(buf, sizeof buf, "<0x%02X>", c);
+      out += buf;
+      ++i;
       continue;
     }
+    const uint32_t cp = decode(text, i, n);
+    if (invisible(cp) && cp != '\t' && cp != '\n' && cp != '\r') {
+      std::snprintf(buf, sizeof buf, "<U+%04X>", static_cast<unsigned>(cp));
+      out += buf;
+    } else {
+      out.append(text.substr(i, n));
+    }
+    i += n;
+  }
+  return out;
+}
+
+std::string xml_escape(std::string_view raw) {
+  const std::string text = visible_text(raw);
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
     switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
       case '\'': out += "&apos;"; break;
-      case '\t':
-      case '\n':
-      case '\r': out += c; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += kReplacement;
-        } else {
-          out += c;
-        }
+      default: out += c;
     }
-    ++i;
   }
   return out;
 }

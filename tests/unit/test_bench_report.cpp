@@ -1,6 +1,8 @@
 // lra_bench_report: bench.json results and reading them back, the Markdown
 // tables after the LRA paper's Table 2, the SVG charts.
 #include <gtest/gtest.h>
+
+#include "plot/svg_text.h"
 #include <unistd.h>
 
 #include <algorithm>
@@ -390,12 +392,25 @@ TEST(BenchSvg, EscapesEverythingFromThePoints) {
   EXPECT_EQ(chart.find("<b>"), std::string::npos);
 }
 
+TEST(VisibleText, BidiZeroWidthAndControlCharactersAreNamed) {
+  using ::lra::host::svg::visible_text;
+  // "transformer" spoofed with a right-to-left override and a zero-width space.
+  EXPECT_EQ(visible_text("evil\u202Eremrofsnart"), "evil<U+202E>remrofsnart");
+  EXPECT_EQ(visible_text("trans\u200Bformer"), "trans<U+200B>former");
+  EXPECT_EQ(visible_text("a\u2066b\u2069c\u200Fd\u061Ce\uFEFFf"), "a<U+2066>b<U+2069>c<U+200F>d<U+061C>e<U+FEFF>f");
+  EXPECT_EQ(visible_text("x\x1b[31my\x7f\u0085"), "x<U+001B>[31my<U+007F><U+0085>");
+  EXPECT_EQ(visible_text("tab\tok, é, 中文, 🙂"), "tab\tok, é, 中文, 🙂");
+  EXPECT_EQ(visible_text("\xff"), "<0xFF>");
+}
+
 TEST(BenchSvg, ControlCharactersAndBadUtf8AreReplaced) {
   const std::string svg =
       bench_svg({point(std::string("a\x01z\xff\xc0\x80") + "\xed\xa0\x80 ok é", 1024, 1, 1)});
   EXPECT_TRUE(well_formed(svg));
   EXPECT_EQ(svg.find('\x01'), std::string::npos);
-  EXPECT_NE(svg.find("a\xEF\xBF\xBDz\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"), std::string::npos);
+  // Shown, not hidden or replaced: the control character and each bad byte are named.
+  EXPECT_NE(svg.find("a&lt;U+0001&gt;z&lt;0xFF&gt;&lt;0xC0&gt;&lt;0x80&gt;&lt;0xED&gt;&lt;0xA0&gt;&lt;0x80&gt;"),
+            std::string::npos);
   EXPECT_NE(svg.find(" ok é"), std::string::npos);
 }
 
