@@ -10,7 +10,13 @@
 //   - task.manifest_sha256 is the SHA-256 of a released official manifest of
 //     task.name in this host's registry (any release, the newest or an older
 //     one: released manifests are frozen, so their results stay closed); a
-//     task.manifest_release the file names must be that release.
+//     task.manifest_release the file names must be that release;
+//   - and the file's content agrees with that manifest, not just its hash
+//     (results/closed_checks.h): config is the manifest's own (train.seed
+//     aside), task.examples are the official split sizes, and for generated
+//     data task.data_fingerprint is the official data's.
+// A signature, when present, must verify over the digest (signed_by names
+// its key); model.pt beside the file must have the recorded model.sha256.
 // A "closed" claim that fails these is invalid, with the reasons; an "open"
 // claim is never promoted to closed.
 #pragma once
