@@ -15,37 +15,12 @@
 #include "device/device.h"
 #include "lra/status.h"
 #include "reevaluation/inputs_file.h"
-#include "train/autocast.h"
-#include "train/batches.h"
 #include "train/trainer.h"
 
 #include <fstream>
 #include <sstream>
 
 namespace lra::host {
-namespace {
-
-std::vector<int32_t> predict(Classifier& model, const lra::Split& split, int64_t max_len, int64_t batch_size,
-                             const torch::Device& device, bool bf16) {
-  torch::NoGradGuard no_grad;
-  model->eval();
-  std::vector<int32_t> out;
-  out.reserve(split.size());
-  const auto n = static_cast<int64_t>(split.size());
-  std::vector<int64_t> idx;
-  for (int64_t start = 0; start < n; start += batch_size) {
-    idx.clear();
-    for (int64_t i = start; i < std::min(n, start + batch_size); ++i) idx.push_back(i);
-    auto b = make_batch(split, idx, max_len).to(device);
-    CudaBf16Autocast autocast(bf16 && device.is_cuda());
-    auto pred = model->forward(b.ids, b.mask, b.ids2, b.mask2).to(torch::kFloat).argmax(-1).to(torch::kCPU);
-    const auto acc = pred.accessor<int64_t, 1>();
-    for (int64_t i = 0; i < acc.size(0); ++i) out.push_back(static_cast<int32_t>(acc[i]));
-  }
-  return out;
-}
-
-}  // namespace
 
 int evaluate_run_command(const EvaluateRunArgs& a) {
   configure_cpu_threads(a.threads > 0 ? a.threads : 1);

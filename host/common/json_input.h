@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <initializer_list>
 #include <istream>
 #include <stdexcept>
 #include <string>
@@ -36,5 +37,19 @@ std::size_t json_depth_violation(std::string_view text, int max_depth = kMaxJson
 nlohmann::json parse_json_input(std::string_view text, int max_depth = kMaxJsonDepth);
 // Reads the whole stream, then as above.
 nlohmann::json parse_json_input(std::istream& in, int max_depth = kMaxJsonDepth);
+
+// The value at a path of object keys ({"task", "examples", "test"}), or
+// nullptr where a step is missing or not an object: for reading files whose
+// shape is not trusted.
+inline const nlohmann::json* json_at(const nlohmann::json& root, std::initializer_list<const char*> keys) {
+  const nlohmann::json* v = &root;
+  for (const char* k : keys) {
+    if (!v->is_object()) return nullptr;
+    const auto it = v->find(k);
+    if (it == v->end()) return nullptr;
+    v = &*it;
+  }
+  return v;
+}
 
 }  // namespace lra::host

@@ -6,6 +6,7 @@
 #include <limits>
 #include <tuple>
 
+#include "common/json_input.h"
 #include "lra/status.h"
 #include "reference/reference_mixers.h"
 
@@ -25,21 +26,9 @@ constexpr const char* kPathX = "pathx";
                                    " (expected a result.json written by lrahost run; check with lrahost verify)");
 }
 
-// The value at a dotted path, or nullptr where any step is missing.
-const json* at_path(const json& root, std::initializer_list<const char*> keys) {
-  const json* v = &root;
-  for (const char* k : keys) {
-    if (!v->is_object()) return nullptr;
-    const auto it = v->find(k);
-    if (it == v->end()) return nullptr;
-    v = &*it;
-  }
-  return v;
-}
-
 std::string text_at(const ScoreInput& in, std::initializer_list<const char*> keys, const std::string& field,
                     bool required, const std::string& fallback = "") {
-  const json* v = at_path(in.result, keys);
+  const json* v = json_at(in.result, keys);
   if (v == nullptr) {
     if (required) bad(in.source, field, "is missing");
     return fallback;
@@ -49,7 +38,7 @@ std::string text_at(const ScoreInput& in, std::initializer_list<const char*> key
 }
 
 int64_t integer_at(const ScoreInput& in, std::initializer_list<const char*> keys, const std::string& field) {
-  const json* v = at_path(in.result, keys);
+  const json* v = json_at(in.result, keys);
   if (v == nullptr) bad(in.source, field, "is missing");
   if (!v->is_number_integer() ||
       (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())))
@@ -75,12 +64,12 @@ struct Facts {
 std::string made_with(const json& result, const std::string& division) {
   if (division == "closed") return "";
   std::string out;
-  const json* preset = at_path(result, {"task", "preset"});
-  const json* manifest = at_path(result, {"task", "manifest"});
+  const json* preset = json_at(result, {"task", "preset"});
+  const json* manifest = json_at(result, {"task", "manifest"});
   if (preset && preset->is_string()) out = "preset " + preset->get<std::string>();
   else if (manifest && manifest->is_string()) out = "manifest " + manifest->get<std::string>();
   else out = "preset unknown";
-  const json* overrides = at_path(result, {"overrides"});
+  const json* overrides = json_at(result, {"overrides"});
   if (overrides && overrides->is_array() && !overrides->empty()) {
     out += "; overrides ";
     for (std::size_t i = 0; i < overrides->size(); ++i)
@@ -96,15 +85,15 @@ std::string made_with(const json& result, const std::string& division) {
 // taken from the result; the verdict comes from the options. The smoke
 // overrides never apply to a closed result.
 void compare_with_reference(const ScoreInput& in, Facts& f) {
-  const json* claimed = at_path(in.result, {"plugin", "reference_settings"});
+  const json* claimed = json_at(in.result, {"plugin", "reference_settings"});
   if (!claimed || !claimed->is_object()) return;
   const ReferenceTable* table = nullptr;
   if (claimed->contains("table") && (*claimed)["table"].is_string())
     table = find_reference_table((*claimed)["table"].get<std::string>());
   if (!table) table = &reference_table();
   if (!table->has_mixer(f.plugin)) return;
-  const json* preset = at_path(in.result, {"task", "preset"});
-  const json* entry_label = at_path(*claimed, {"entry"});
+  const json* preset = json_at(in.result, {"task", "preset"});
+  const json* entry_label = json_at(*claimed, {"entry"});
   const bool smoke = f.division != "closed" &&
                      ((preset && *preset == "smoke") ||
                       (entry_label && entry_label->is_string() &&
@@ -133,7 +122,7 @@ Facts read_facts(const ScoreInput& in) {
   f.division = text_at(in, {"division"}, "division", false, "open");
   if (f.division != "closed" && f.division != "open") bad(in.source, "division", "is neither \"closed\" nor \"open\"");
   f.digest = text_at(in, {"digest"}, "digest", false);
-  const json* options = at_path(in.result, {"plugin", "options"});
+  const json* options = json_at(in.result, {"plugin", "options"});
   f.options = options ? *options : json::object();
   if (!f.options.is_object()) bad(in.source, "plugin.options", "is not an object");
   compare_with_reference(in, f);
@@ -142,7 +131,7 @@ Facts read_facts(const ScoreInput& in) {
   f.seed = integer_at(in, {"seed"}, "seed");
   f.test_examples = integer_at(in, {"task", "examples", "test"}, "task.examples.test");
   if (f.test_examples <= 0) bad(in.source, "task.examples.test", "is not positive");
-  const json* acc = at_path(in.result, {"metrics", "test_accuracy"});
+  const json* acc = json_at(in.result, {"metrics", "test_accuracy"});
   if (acc == nullptr) bad(in.source, "metrics.test_accuracy", "is missing");
   if (!acc->is_number() || !std::isfinite(acc->get<double>()) || acc->get<double>() < 0 || acc->get<double>() > 1)
     bad(in.source, "metrics.test_accuracy", "is not a number between 0 and 1");

@@ -27,19 +27,9 @@ using nlohmann::json;
 
 namespace {
 
-const json* at_path(const json& root, std::initializer_list<const char*> keys) {
-  const json* v = &root;
-  for (const char* k : keys) {
-    if (!v->is_object()) return nullptr;
-    const auto it = v->find(k);
-    if (it == v->end()) return nullptr;
-    v = &*it;
-  }
-  return v;
-}
 
 std::string text_at(const json& root, std::initializer_list<const char*> keys) {
-  const json* v = at_path(root, keys);
+  const json* v = json_at(root, keys);
   return v && v->is_string() ? v->get<std::string>() : std::string();
 }
 
@@ -137,7 +127,7 @@ void reevaluate_one(const ReevaluateOptions& o, const OfficialLookup& official, 
     return;
   }
   const LoadedPlugin& task = open_plugin(task_name, LRA_KIND_TASK);
-  const json* dp = at_path(result, {"task", "data_params"});
+  const json* dp = json_at(result, {"task", "data_params"});
   const lra::Params run_params = params_from_json(dp ? *dp : json::object());
   const LoadedData data = load_task_data(task, run_params, data_root(o.data_dir), o.threads, true,
                                          r.result_file.string() + " task.data_params");
@@ -197,7 +187,7 @@ void reevaluate_one(const ReevaluateOptions& o, const OfficialLookup& official, 
       return;
     }
   }
-  const json* sets = at_path(predictions, {"sets"});
+  const json* sets = json_at(predictions, {"sets"});
   if (!sets || !sets->is_array() || sets->size() != (priv ? 2u : 1u)) {
     fail("the sandboxed evaluation wrote predictions for the wrong number of sets");
     return;
@@ -209,9 +199,9 @@ void reevaluate_one(const ReevaluateOptions& o, const OfficialLookup& official, 
   const int64_t n = static_cast<int64_t>(test.size());
   const int64_t correct = count_correct((*sets)[0].value("predictions", json()), test, "public test split");
   const double recomputed = static_cast<double>(correct) / static_cast<double>(n);
-  const json* acc = at_path(result, {"metrics", "test_accuracy"});
+  const json* acc = json_at(result, {"metrics", "test_accuracy"});
   const double recorded = acc && acc->is_number() ? acc->get<double>() : -1;
-  const json* examples = at_path(result, {"task", "examples", "test"});
+  const json* examples = json_at(result, {"task", "examples", "test"});
   if (!examples || !examples->is_number_integer() || examples->get<int64_t>() != n)
     fail("task.examples.test is " + (examples ? examples->dump() : std::string("missing")) + ", the test split has " +
          std::to_string(n) + " examples");
@@ -274,7 +264,7 @@ std::vector<RunReevaluation> reevaluate_bundle(const ReevaluateOptions& o, const
                                         "run it unconfined on a machine you can afford to lose");
   }
   const json index = extract_bundle(o.bundle, o.out);
-  const json* runs = at_path(index, {"runs"});
+  const json* runs = json_at(index, {"runs"});
   if (!runs || !runs->is_array() || runs->empty())
     throw Error(ErrorKind::data, "bundle " + o.bundle.string() + ": bundle.json lists no runs");
   std::vector<RunReevaluation> out;

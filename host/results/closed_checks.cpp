@@ -1,5 +1,7 @@
 #include "results/closed_checks.h"
 
+#include "common/json_input.h"
+
 namespace lra::host {
 namespace {
 
@@ -51,14 +53,6 @@ void compare(const json& have, const json& want, const json& defaults, const std
   if (have != want) diffs->push_back(path + " is " + show(have) + ", the official manifest says " + show(want));
 }
 
-const json* at(const json& root, std::initializer_list<const char*> keys) {
-  const json* v = &root;
-  for (const char* k : keys) {
-    if (!v->is_object() || !v->contains(k)) return nullptr;
-    v = &(*v)[k];
-  }
-  return v;
-}
 
 }  // namespace
 
@@ -69,12 +63,12 @@ bool check_closed_against_protocol(const json& result, const OfficialManifest& o
 
   // 1. The configuration: the manifest's, with the trial seed free.
   if (!official.config.is_null()) {
-    const json* config = at(result, {"config"});
+    const json* config = json_at(result, {"config"});
     if (config && config->is_object()) {
       json want = official.config;
       json have = *config;
-      const json* seed = at(result, {"seed"});
-      const json* train_seed = at(have, {"train", "seed"});
+      const json* seed = json_at(result, {"seed"});
+      const json* train_seed = json_at(have, {"train", "seed"});
       if (seed && train_seed && *seed != *train_seed)
         reasons->push_back("config.train.seed " + show(*train_seed) + " is not the result's seed " + show(*seed));
       if (want.contains("train") && want["train"].is_object() && train_seed) want["train"]["seed"] = *train_seed;
@@ -94,18 +88,18 @@ bool check_closed_against_protocol(const json& result, const OfficialManifest& o
     const std::pair<const char*, int64_t> splits[] = {
         {"train", official.train_examples}, {"val", official.val_examples}, {"test", official.test_examples}};
     for (const auto& [name, want] : splits) {
-      const json* have = at(result, {"task", "examples", name});
+      const json* have = json_at(result, {"task", "examples", name});
       if (!have || !have->is_number_integer() || have->get<int64_t>() != want)
         reasons->push_back("division is \"closed\" but task.examples." + std::string(name) + " is " +
                            (have ? show(*have) : std::string("missing")) + ", the official " +
-                           at(result, {"task", "name"})->get<std::string>() + " data (" + which + ") have " +
+                           json_at(result, {"task", "name"})->get<std::string>() + " data (" + which + ") have " +
                            std::to_string(want));
     }
   }
 
   // 3. The data themselves, where the host can know them.
   if (!official.data_fingerprint.empty()) {
-    const json* fp = at(result, {"task", "data_fingerprint"});
+    const json* fp = json_at(result, {"task", "data_fingerprint"});
     if (!fp || !fp->is_string() || fp->get<std::string>() != official.data_fingerprint)
       reasons->push_back("division is \"closed\" but task.data_fingerprint is " + (fp ? fp->dump() : std::string("missing")) +
                          ", not the fingerprint of the official data (" + which + ": " + official.data_fingerprint +

@@ -49,27 +49,52 @@ std::string format_eta(double s) {
 
 }  // namespace
 
-EvalResult evaluate(Classifier& model, const lra::Split& split, int64_t max_len, int64_t batch_size,
-                    const torch::Device& device, bool bf16) {
+namespace {
+
+// The model's float32 logits for consecutive batches of `split`, in evaluation mode, without gradients.
+template <class Fn>
+void for_each_eval_batch(Classifier& model, const lra::Split& split, int64_t max_len, int64_t batch_size,
+                         const torch::Device& device, bool bf16, Fn&& fn) {
   torch::NoGradGuard no_grad;
   model->eval();
-  // Summed on the device, read once at the end: no synchronisation per batch.
-  auto loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
-  auto correct = torch::zeros({}, torch::TensorOptions().dtype(torch::kLong).device(device));
   const auto n = static_cast<int64_t>(split.size());
   std::vector<int64_t> idx;
   for (int64_t start = 0; start < n; start += batch_size) {
     idx.clear();
     for (int64_t i = start; i < std::min(n, start + batch_size); ++i) idx.push_back(i);
     auto b = make_batch(split, idx, max_len).to(device);
-    const auto& labels = b.labels;
     CudaBf16Autocast autocast(bf16 && device.is_cuda());
-    auto logits = model->forward(b.ids, b.mask, b.ids2, b.mask2).to(torch::kFloat);
-    loss_sum += torch::cross_entropy_loss(logits, labels, {}, at::Reduction::Sum).to(torch::kDouble);
-    correct += logits.argmax(-1).eq(labels).sum();
+    fn(model->forward(b.ids, b.mask, b.ids2, b.mask2).to(torch::kFloat), b.labels);
   }
   model->train();
+}
+
+}  // namespace
+
+EvalResult evaluate(Classifier& model, const lra::Split& split, int64_t max_len, int64_t batch_size,
+                    const torch::Device& device, bool bf16) {
+  // Summed on the device, read once at the end: no synchronisation per batch.
+  auto loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
+  auto correct = torch::zeros({}, torch::TensorOptions().dtype(torch::kLong).device(device));
+  const auto n = static_cast<int64_t>(split.size());
+  for_each_eval_batch(model, split, max_len, batch_size, device, bf16,
+                      [&](const torch::Tensor& logits, const torch::Tensor& labels) {
+                        loss_sum += torch::cross_entropy_loss(logits, labels, {}, at::Reduction::Sum).to(torch::kDouble);
+                        correct += logits.argmax(-1).eq(labels).sum();
+                      });
   return {loss_sum.item<double>() / n, static_cast<double>(correct.item<int64_t>()) / n, n};
+}
+
+std::vector<int32_t> predict(Classifier& model, const lra::Split& split, int64_t max_len, int64_t batch_size,
+                             const torch::Device& device, bool bf16) {
+  std::vector<int32_t> out;
+  out.reserve(split.size());
+  for_each_eval_batch(model, split, max_len, batch_size, device, bf16, [&](const torch::Tensor& logits, const torch::Tensor&) {
+    const auto pred = logits.argmax(-1).to(torch::kCPU);
+    const auto acc = pred.accessor<int64_t, 1>();
+    for (int64_t i = 0; i < acc.size(0); ++i) out.push_back(static_cast<int32_t>(acc[i]));
+  });
+  return out;
 }
 
 torch::optim::AdamWOptions adamw_options(const TrainConfig& t) {

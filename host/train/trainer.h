@@ -39,6 +39,11 @@ struct TrainResult {
 EvalResult evaluate(Classifier& model, const lra::Split& split, int64_t max_len, int64_t batch_size,
                     const torch::Device& device, bool bf16 = false);
 
+// The predicted class of every example of `split`, in order, batched as
+// evaluate() batches (the same logits, so the same accuracy); labels unused.
+std::vector<int32_t> predict(Classifier& model, const lra::Split& split, int64_t max_len, int64_t batch_size,
+                             const torch::Device& device, bool bf16 = false);
+
 struct TrainerOptions {
   TrainConfig train;
   int64_t max_len = 0;

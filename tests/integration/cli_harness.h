@@ -74,6 +74,25 @@ inline pid_t spawn_lrahost(const std::string& args, const std::filesystem::path&
   return pid;
 }
 
+// The standard output of a shell command (stderr as the command routes it).
+inline std::string run_capture(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  pclose(p);
+  return out;
+}
+
+// Where chromium is on PATH, or "" (tests that drive a page then skip, saying so).
+inline std::string chromium_path() {
+  std::string path = run_capture("command -v chromium 2>/dev/null");
+  while (!path.empty() && (path.back() == '\n' || path.back() == ' ')) path.pop_back();
+  return path;
+}
+
 inline std::string fixture_plugin(const std::string& name) {
   return std::string(LRA_FIXTURE_PLUGIN_DIR) + "/" + name + ".so";
 }

@@ -153,27 +153,6 @@ TEST_F(LeaderboardCli, BadInputsWriteNothing) {
 
 // --- the page in a real browser -------------------------------------------------
 
-std::string chromium_path() {
-  FILE* p = popen("command -v chromium 2>/dev/null", "r");
-  if (!p) return "";
-  char buf[4096] = {0};
-  std::string path = fgets(buf, sizeof buf, p) ? buf : "";
-  pclose(p);
-  while (!path.empty() && (path.back() == '\n' || path.back() == ' ')) path.pop_back();
-  return path;
-}
-
-std::string run_capture(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  pclose(p);
-  return out;
-}
-
 std::string replace_once(std::string s, const std::string& from, const std::string& to) {
   const auto at = s.find(from);
   EXPECT_NE(at, std::string::npos) << "the page lacks " << from;

@@ -270,16 +270,6 @@ TEST_F(SubmitCli, SuiteSignsEveryRun) {
                     " --sign-key " + (d_.path() / "missing.pem").string()).code, 2);
 }
 
-std::string run_capture(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  pclose(p);
-  return out;
-}
 
 // The whole path a submission takes: run -> submit -> verify --reevaluate ->
 // leaderboard, and the page as a browser renders it shows the check levels.
@@ -311,11 +301,7 @@ TEST_F(SubmitCli, SmokeSubmissionEndToEndShowsItsCheckLevelsInChromium) {
   ASSERT_EQ(moved.code, 0) << moved.output;
   EXPECT_NE(read_text(d_.path() / "site2" / "leaderboard.md").find("re-evaluated another result"), std::string::npos);
 
-  FILE* p = popen("command -v chromium 2>/dev/null", "r");
-  char path[4096] = {0};
-  std::string chromium = p && fgets(path, sizeof path, p) ? path : "";
-  if (p) pclose(p);
-  while (!chromium.empty() && (chromium.back() == '\n' || chromium.back() == ' ')) chromium.pop_back();
+  const std::string chromium = chromium_path();
   if (chromium.empty()) GTEST_SKIP() << "chromium is not on PATH (scripts/bootstrap installs it)";
   const std::string dom = run_capture("HOME=" + d_.str() + " timeout 120 " + chromium +
                                       " --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run"
