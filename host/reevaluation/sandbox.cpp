@@ -26,12 +26,14 @@ std::string find_bwrap() {
 }
 
 std::vector<std::string> bwrap_prefix(const std::string& bwrap, const fs::path& scratch, const SandboxLimits& limits) {
-  std::vector<std::string> v = {bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"};
-  // After the private /tmp, so that paths below it stay visible (read-only);
-  // before the scratch folder, which may lie inside one of them.
+  // The whole file system read-only (the host binary, its plugins and the
+  // bundle may lie anywhere, /tmp included), the scratch folder the only
+  // writable place and the temporary directory of whatever runs inside.
+  std::vector<std::string> v = {bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"};
   for (const auto& p : limits.read_only) v.insert(v.end(), {"--ro-bind", p.string(), p.string()});
-  v.insert(v.end(), {"--bind", scratch.string(), scratch.string(), "--unshare-all", "--die-with-parent",
-                     "--new-session", "--cap-drop", "ALL", "--chdir", scratch.string()});
+  v.insert(v.end(), {"--bind", scratch.string(), scratch.string(), "--setenv", "TMPDIR", scratch.string(),
+                     "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--chdir",
+                     scratch.string()});
   if (limits.gpu) {
     std::error_code ec;
     for (const auto& e : fs::directory_iterator("/dev", ec)) {

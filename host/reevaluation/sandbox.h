@@ -1,9 +1,9 @@
 // Running code from a submission without trusting it: the command runs under
-// bubblewrap (Debian's `bwrap`) with no network (fresh network namespace:
-// only a downed loopback), the whole file system read-only except one scratch
-// folder, a private /tmp, no capabilities, a new session, its own PID
-// namespace, an address-space limit and a wall-clock limit after which the
-// whole process tree is killed.
+// bubblewrap (Debian's `bwrap`) with no network (a fresh network namespace
+// whose loopback reaches nothing of the host's), the whole file system
+// read-only except one scratch folder (also its TMPDIR), no capabilities, a
+// new session, its own PID namespace, an address-space limit and a
+// wall-clock limit after which the whole process tree is killed.
 #pragma once
 
 #include <cstdint>
@@ -18,8 +18,8 @@ struct SandboxLimits {
   int64_t memory_bytes = 32ll << 30;  // RLIMIT_AS of the sandboxed process tree
   int timeout_seconds = 3600;
   bool gpu = false;                   // bind the NVIDIA device nodes (CUDA re-evaluation)
-  // Folders or files the command reads that may lie under /tmp, which the
-  // sandbox replaces with its own: bound read-only at the same path.
+  // Folders or files the command reads, bound read-only at the same path
+  // (already visible through the read-only root; named for the record).
   std::vector<std::filesystem::path> read_only;
 };
 

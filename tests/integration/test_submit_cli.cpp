@@ -123,7 +123,7 @@ TEST_F(SubmitCli, AModelTrainedOnThePublicTestSplitFailsThePrivateSet) {
 
 TEST_F(SubmitCli, PluginCodeCannotWriteOutsideTheScratchFolderOrOpenASocket) {
   const std::string plugin = fixture_plugin("fixture_escape");
-  // Outside /tmp (the sandbox has its own): a folder the verifier's user can write.
+  // A folder the verifier's user can write (in the build tree).
   const fs::path probe = fs::current_path() / ("escape-probe-" + std::to_string(getpid()));
   fs::remove_all(probe);
   fs::create_directories(probe);

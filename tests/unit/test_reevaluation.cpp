@@ -28,7 +28,7 @@ using nlohmann::json;
 
 struct Tmp {
   fs::path path;
-  // Under the working directory by default: the sandbox gives /tmp a private tmpfs.
+  // in_tmp false: under the working directory (the build tree), a folder this user can write.
   explicit Tmp(bool in_tmp = true) {
     std::string t = (in_tmp ? std::string("/tmp") : fs::current_path().string()) + "/lra-reeval-test-XXXXXX";
     path = mkdtemp(t.data());
