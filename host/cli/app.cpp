@@ -269,9 +269,9 @@ int run_cli(int argc, char** argv) {
   if (*sbc) return submit_command(sb);
   if (*evc) return evaluate_run_command(ev);
   if (*v && re.bundle) {
-    if (!verify_paths.empty() || trusted_keys)
-      throw Error(ErrorKind::usage, "verify --reevaluate takes the bundle only; verify result files (and "
-                                    "--trusted-keys) in a separate call");
+    if (!verify_paths.empty())
+      throw Error(ErrorKind::usage, "verify --reevaluate takes the bundle only; verify result files in a separate call");
+    re.trusted_keys = trusted_keys;
     return reevaluate_command(re);
   }
   if (*v && verify_paths.empty())

@@ -9,6 +9,7 @@
 #include "cli/official_registry.h"
 #include "lra/status.h"
 #include "reevaluation/reevaluate.h"
+#include "results/signature.h"
 
 namespace lra::host {
 namespace fs = std::filesystem;
@@ -24,6 +25,10 @@ int reevaluate_command(const ReevaluateArgs& a) {
   o.limits.memory_bytes = static_cast<int64_t>(a.memory_gib * double(1ll << 30));
   o.limits.timeout_seconds = a.timeout_s;
   o.sandbox = !a.no_sandbox;
+  if (a.trusted_keys) {  // a bad folder is exit 2 before the bundle is opened
+    o.trusted_keys = load_trusted_keys(*a.trusted_keys);
+    o.trusted_keys_dir = *a.trusted_keys;
+  }
   bool keep = static_cast<bool>(a.out);
   if (keep) {
     o.out = *a.out;

@@ -130,6 +130,7 @@ struct ReevaluateArgs {
   double memory_gib = 32;
   int timeout_s = 3600;
   bool no_sandbox = false;
+  std::optional<std::string> trusted_keys;
 };
 int reevaluate_command(const ReevaluateArgs& args);
 

@@ -20,6 +20,7 @@
 #include "reevaluation/inputs_file.h"
 #include "reevaluation/private_set.h"
 #include "results/result.h"
+#include "results/signature.h"
 
 namespace lra::host {
 namespace fs = std::filesystem;
@@ -90,7 +91,8 @@ void reevaluate_one(const ReevaluateOptions& o, const OfficialLookup& official, 
                     const fs::path& plugin_file, const fs::path& scratch, RunReevaluation& r) {
   auto fail = [&](std::string why) { r.reasons.push_back(std::move(why)); };
   // 1. The file's own checks (verify reads model.pt beside it as well).
-  const VerifyReport v = verify_result_file(r.result_file, official);
+  VerifyReport v = verify_result_file(r.result_file, official);
+  if (!o.trusted_keys.empty()) require_trusted_signer(v, o.trusted_keys, o.trusted_keys_dir);
   for (const auto& why : v.reasons) fail("verify: " + why);
   if (!v.readable) return;
   json result;
@@ -102,6 +104,7 @@ void reevaluate_one(const ReevaluateOptions& o, const OfficialLookup& official, 
   }
   r.report["result_digest"] = text_at(result, {"digest"});
   r.report["division"] = v.division;
+  r.report["signed_by"] = v.signed_by.empty() ? json(nullptr) : json(v.signed_by);
   // 2. The weights and the plugin are the ones the result names.
   const std::string model_sha = text_at(result, {"model", "sha256"});
   if (model_sha.empty()) {

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,9 @@ struct ReevaluateOptions {
   bool sandbox = true;                      // false: run the plugin unconfined (explicit opt-out)
   double tolerance = 0.005;                 // accuracy, when device or precision differ from the run's
   double significance = 0.001;              // of the public-above-private test
+  // --trusted-keys: key id -> public key; non-empty = every result must be signed by one of them.
+  std::map<std::string, std::string> trusted_keys;
+  std::filesystem::path trusted_keys_dir;
 };
 
 struct RunReevaluation {

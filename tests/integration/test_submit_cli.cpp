@@ -281,9 +281,18 @@ TEST_F(SubmitCli, SmokeSubmissionEndToEndShowsItsCheckLevelsInChromium) {
   train("transformer", "listops-0", "--sign-key " + (keys / "lrahost-key.pem").string());
   const fs::path bundle = d_.path() / "sub.tar";
   ASSERT_EQ(lrahost("submit " + (d_.path() / "runs").string() + " --out " + bundle.string()).code, 0);
+  // Signed by a key the maintainer trusts: re-evaluated; by another: refused.
+  const fs::path other_keys = d_.path() / "other-keys";
+  ASSERT_EQ(lrahost("keygen --out " + other_keys.string()).code, 0);
+  auto untrusted =
+      lrahost("verify --reevaluate " + bundle.string() + " --threads 2 --trusted-keys " + other_keys.string());
+  EXPECT_EQ(untrusted.code, 4) << untrusted.output;
+  EXPECT_NE(untrusted.output.find("which is not among the trusted keys"), std::string::npos) << untrusted.output;
   const fs::path checked = d_.path() / "checked";
-  auto v = lrahost("verify --reevaluate " + bundle.string() + " --out " + checked.string() + " --threads 2");
+  auto v = lrahost("verify --reevaluate " + bundle.string() + " --out " + checked.string() + " --threads 2 " +
+                   "--trusted-keys " + keys.string());
   ASSERT_EQ(v.code, 0) << v.output;
+  EXPECT_EQ(json::parse(read_text(checked / "runs" / "listops-0" / "reevaluation.json"))["signed_by"], id);
   const fs::path site = d_.path() / "site";
   auto lb = lrahost("leaderboard " + checked.string() + " --out " + site.string());
   ASSERT_EQ(lb.code, 0) << lb.output;
