@@ -25,11 +25,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string bare_sha(std::string s) {
-  if (s.rfind("sha256:", 0) == 0) s.erase(0, 7);
-  return s;
-}
-
 // A bundle-safe folder name from the run directory's name.
 std::string run_name(const fs::path& result_file, std::set<std::string>& used) {
   std::string base;
@@ -64,8 +59,7 @@ int submit_command(const SubmitArgs& a) {
     ss << in.rdbuf();
     const json result = parse_json_input(ss.str());
     const fs::path model = file.parent_path() / "model.pt";
-    const json* model_sha = result.contains("model") && result["model"].is_object() && result["model"].contains("sha256")
-                                ? &result["model"]["sha256"] : nullptr;
+    const json* model_sha = json_at(result, {"model", "sha256"});
     if (!model_sha || !model_sha->is_string())
       throw Error(ErrorKind::data, file.string() + " records no model.sha256 (written by an older lrahost): its "
                                                    "model.pt cannot be tied to it; run it again to submit it");
@@ -74,7 +68,7 @@ int submit_command(const SubmitArgs& a) {
                                                     "which lrahost run writes beside result.json");
     // verify has compared model.pt with model.sha256 already.
     const std::string plugin_file = result.at("plugin").value("file", std::string());
-    const std::string plugin_sha = bare_sha(result.at("plugin").value("sha256", std::string()));
+    const std::string plugin_sha = bare_sha256(result.at("plugin").value("sha256", std::string()));
     if (plugin_file.empty() || !fs::is_regular_file(plugin_file))
       throw Error(ErrorKind::usage, file.string() + ": its plugin file '" + plugin_file +
                                         "' (plugin.file) is missing; restore that build of plugin '" +

@@ -163,10 +163,8 @@ const LoadedPlugin& open_run_mixer(const RunRecord& run, bool* same_file) {
   std::error_code ec;
   bool recorded_ok = !run.plugin_file.empty() && std::filesystem::is_regular_file(run.plugin_file, ec);
   if (recorded_ok) {
-    std::string sha = run.plugin_sha256;
-    if (sha.rfind("sha256:", 0) == 0) sha.erase(0, 7);
     try {
-      recorded_ok = sha256_file(run.plugin_file) == sha && read_descriptor(run.plugin_file).name == run.plugin_name;
+      recorded_ok = sha256_file(run.plugin_file) == bare_sha256(run.plugin_sha256) && read_descriptor(run.plugin_file).name == run.plugin_name;
     } catch (const Error&) {
       recorded_ok = false;  // not a readable plugin file: not loaded
     }

@@ -36,6 +36,12 @@ class Sha256 {
 
 std::string sha256_hex(std::string_view bytes);
 
+// `s` without a leading "sha256:" (results write plugin and model hashes either way).
+inline std::string bare_sha256(std::string s) {
+  if (s.rfind("sha256:", 0) == 0) s.erase(0, 7);
+  return s;
+}
+
 // Streams the file. Throws lra::Error(usage) naming the path if it cannot be
 // read (missing, a directory, no permission, I/O error).
 std::string sha256_file(const std::filesystem::path& file);

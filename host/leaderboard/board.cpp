@@ -71,13 +71,8 @@ void note_missing_seeds(ScoreEntry& entry, const OfficialSeeds& official_seeds) 
 // of config.data.images otherwise (tasks/pathfinder's split). nullopt: fine,
 // or not checkable (a result without config.data.images).
 std::optional<std::string> pathx_count_problem(const json& result) {
-  const json* examples = result.contains("task") && result["task"].is_object() && result["task"].contains("examples")
-                             ? &result["task"]["examples"] : nullptr;
-  const json* test = examples && examples->is_object() && examples->contains("test") ? &(*examples)["test"] : nullptr;
-  const json* config = result.contains("config") ? &result["config"] : nullptr;
-  const json* images = config && config->is_object() && config->contains("data") && (*config)["data"].is_object() &&
-                               (*config)["data"].contains("images")
-                           ? &(*config)["data"]["images"] : nullptr;
+  const json* test = json_at(result, {"task", "examples", "test"});
+  const json* images = json_at(result, {"config", "data", "images"});
   if (!test || !test->is_number_integer() || !images || !images->is_number_integer()) return std::nullopt;
   const int64_t n = images->get<int64_t>();
   const int64_t expected = n - n * 8 / 10 - n / 10;
@@ -175,8 +170,7 @@ Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const s
     }
     checks[file.string()] = {report.signed_by, reevaluation.valid, reevaluation.private_checked};
     if (report.division == "closed") {
-      const json* fp = result.contains("task") && result["task"].is_object() && result["task"].contains("data_fingerprint")
-                           ? &result["task"]["data_fingerprint"] : nullptr;
+      const json* fp = json_at(result, {"task", "data_fingerprint"});
       const std::string key = string_at(result, "task", "name") + " " + string_at(result, "task", "manifest_sha256");
       data_used[file.string()] = {key, fp ? (fp->is_string() ? fp->get<std::string>() : fp->dump()) : ""};
       ++fingerprint_counts[key][data_used[file.string()].second];
@@ -202,7 +196,7 @@ Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const s
     if (report.division == "closed") {
       const std::string task = string_at(result, "task", "name");
       const auto seeds = official_seeds(task, string_at(result, "task", "manifest_sha256"));
-      const json* seed = result.contains("seed") ? &result["seed"] : nullptr;
+      const json* seed = json_at(result, {"seed"});
       if (seeds && seed && seed->is_number_integer() &&
           std::find(seeds->begin(), seeds->end(), seed->get<int64_t>()) == seeds->end()) {
         extra_seeds[{string_at(result, "plugin", "name"), string_at(result, "plugin", "sha256")}].push_back(

@@ -13,6 +13,7 @@
 #include "common/atomic_file.h"
 #include "common/build_info.h"
 #include "common/json_input.h"
+#include "common/sha256.h"
 #include "data/task_data.h"
 #include "lra/status.h"
 #include "plugins/loader.h"
@@ -32,11 +33,6 @@ namespace {
 std::string text_at(const json& root, std::initializer_list<const char*> keys) {
   const json* v = json_at(root, keys);
   return v && v->is_string() ? v->get<std::string>() : std::string();
-}
-
-std::string bare_sha(std::string s) {
-  if (s.rfind("sha256:", 0) == 0) s.erase(0, 7);
-  return s;
 }
 
 std::string percent(double x) {
@@ -111,7 +107,7 @@ void reevaluate_one(const ReevaluateOptions& o, const OfficialLookup& official, 
     fail("result.json records no model.sha256, so its model.pt cannot be tied to it (re-run with this lrahost)");
     return;
   }
-  const std::string plugin_sha = bare_sha(text_at(result, {"plugin", "sha256"}));
+  const std::string plugin_sha = bare_sha256(text_at(result, {"plugin", "sha256"}));
   if (plugin_file.stem().string() != plugin_sha) {
     fail("the bundle's plugin for this run (" + plugin_file.filename().string() + ") is not the file the result names (plugin.sha256 " +
          plugin_sha + ")");
@@ -167,7 +163,6 @@ void reevaluate_one(const ReevaluateOptions& o, const OfficialLookup& official, 
                            std::to_string(o.threads)});
   SandboxLimits limits = o.limits;
   limits.gpu = o.device.rfind("cuda", 0) == 0;
-  limits.read_only = {run_dir, plugin_file};
   const SandboxOutcome outcome = run_in_sandbox(argv, scratch, limits, o.sandbox);
   r.report["sandbox"] = {{"bubblewrap", o.sandbox},
                          {"memory_limit_bytes", limits.memory_bytes},

@@ -30,7 +30,6 @@ std::vector<std::string> bwrap_prefix(const std::string& bwrap, const fs::path& 
   // bundle may lie anywhere, /tmp included), the scratch folder the only
   // writable place and the temporary directory of whatever runs inside.
   std::vector<std::string> v = {bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"};
-  for (const auto& p : limits.read_only) v.insert(v.end(), {"--ro-bind", p.string(), p.string()});
   v.insert(v.end(), {"--bind", scratch.string(), scratch.string(), "--setenv", "TMPDIR", scratch.string(),
                      "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--chdir",
                      scratch.string()});

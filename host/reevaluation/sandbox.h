@@ -18,9 +18,6 @@ struct SandboxLimits {
   int64_t memory_bytes = 32ll << 30;  // RLIMIT_AS of the sandboxed process tree
   int timeout_seconds = 3600;
   bool gpu = false;                   // bind the NVIDIA device nodes (CUDA re-evaluation)
-  // Folders or files the command reads, bound read-only at the same path
-  // (already visible through the read-only root; named for the record).
-  std::vector<std::filesystem::path> read_only;
 };
 
 struct SandboxOutcome {

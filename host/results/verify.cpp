@@ -452,10 +452,8 @@ VerifyReport verify_result_file(const std::filesystem::path& file, const Officia
   report.path = file.string();
   // The weights beside the result must be the ones it records (absent: the result travels alone).
   const std::filesystem::path model = file.parent_path() / "model.pt";
-  const json* recorded = parsed.is_object() && parsed.contains("model") && parsed["model"].is_object() &&
-                                 parsed["model"].contains("sha256") && parsed["model"]["sha256"].is_string()
-                             ? &parsed["model"]["sha256"] : nullptr;
-  if (recorded && std::filesystem::is_regular_file(model, ec)) {
+  const json* recorded = json_at(parsed, {"model", "sha256"});
+  if (recorded && recorded->is_string() && std::filesystem::is_regular_file(model, ec)) {
     const std::string have = sha256_file(model);
     if (normalise_sha256(recorded->get<std::string>()) != have) {
       report.reasons.push_back("model.pt was changed after the run (sha256 " + have + " != recorded model.sha256 " +
