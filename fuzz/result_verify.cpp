@@ -2,7 +2,7 @@
 // it — the file's own checks (schema, digest, division, budget) against the
 // release registry, the submission checks over it as a one-file set, then the
 // leaderboard built from it and its three pages.
-#include "cli/official_registry.h"
+#include "runs/official_registry.h"
 #include "fuzz_util.h"
 #include "leaderboard/board.h"
 #include "leaderboard/site.h"

@@ -12,8 +12,10 @@
 #include "common/json_input.h"
 #include "bench/measure_step.h"
 #include "cli/commands.h"
-#include "cli/mixer_options.h"
-#include "cli/run_support.h"
+#include "plugins/mixer_options.h"
+#include "cli/console_log.h"
+#include "common/utc_time.h"
+#include "plugins/mixer_factory.h"
 #include "common/atomic_file.h"
 #include "common/dir_lock.h"
 #include "common/build_info.h"
@@ -186,6 +188,25 @@ int bench_command(const BenchArgs& a) {
   std::printf("\n%s", bench::bench_markdown(points).c_str());
   std::printf("\nresults: %s, bench.md, bench.svg\n", (out / "bench.json").c_str());
   return 0;
+}
+
+void add_bench_command(CLI::App& app, CommandSlot& slot) {
+  auto a = std::make_shared<BenchArgs>();
+  auto* b = app.add_subcommand("bench", "Training speed and peak memory per plugin and length (the LRA paper's "
+                                        "Table 2 protocol, Text backbone)");
+  b->add_option("--plugins", a->plugins, "Comma-separated mixer plugins (names or paths), or all");
+  b->add_option("--lengths", a->lengths, "Comma-separated sequence lengths");
+  b->add_option("--batch", a->batch, "Examples per step (LRA: 32)");
+  b->add_option("--warmup", a->warmup, "Untimed steps first (allocator, kernels, caches)");
+  b->add_option("--steps", a->steps, "Steps per timed repetition");
+  b->add_option("--repeats", a->repeats, "Timed repetitions (the median is reported)");
+  b->add_option("--accuracy", a->accuracy, "result.json files: mean test accuracy per plugin for the speed/accuracy chart");
+  b->add_option("--report", a->report, "Merge these bench.json files into one bench.json/md/svg; measure nothing");
+  b->add_option("--out", a->out, "Output directory (bench.json, bench.md, bench.svg)");
+  add_device_option(b, a->device);
+  add_fp32_flag(b, a->fp32);
+  add_threads_option(b, a->threads);
+  on_parsed(b, slot, a, [](BenchArgs& args) { return bench_command(args); });
 }
 
 }  // namespace lra::host

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "device/device.h"
 #include "data/task_data.h"
 #include "lra/status.h"
 #include "train/batches.h"
@@ -25,9 +26,10 @@ int data_generate_command(const GenerateArgs& a) {
   return 0;
 }
 
-int data_check_command(const std::string& task_name, const std::string& dir, int threads) {
+int data_check_command(const CheckArgs& a) {
+  const std::string& task_name = a.task;
   const LoadedPlugin& task = open_plugin(task_name, LRA_KIND_TASK);
-  LoadedData d = load_task_data(task, {}, dir, effective_threads(threads), /*allow_generate=*/false, "lrahost data check");
+  LoadedData d = load_task_data(task, {}, a.data_dir, effective_threads(a.threads), /*allow_generate=*/false, "lrahost data check");
   const auto& info = d.dataset.info;
   std::printf("task          %s\n", task_name.c_str());
   std::printf("source        %s\n", d.dataset.source.c_str());
@@ -48,6 +50,26 @@ int data_check_command(const std::string& task_name, const std::string& dir, int
   line("test", d.dataset.test);
   std::printf("fingerprint   %s\n", d.fingerprint.c_str());
   return 0;
+}
+
+void add_data_command(CLI::App& app, CommandSlot& slot) {
+  auto* data = app.add_subcommand("data", "Generate or check datasets");
+  data->require_subcommand(1);
+  auto gen = std::make_shared<GenerateArgs>();
+  auto* g = data->add_subcommand("generate", "Generate a synthetic dataset (deterministic per seed)");
+  g->add_option("generator", gen->generator, "listops, pathfinder or pathx (any task plugin with a generator)")
+      ->required();
+  g->add_option("--out", gen->out, "Output directory")->required();
+  g->add_option("--n", gen->n, "Total number of examples (default: the task's LRA size)");
+  add_seed_option(g, gen->seed, "Generator seed");
+  add_threads_option(g, gen->threads, "Threads (0 = all cores)");
+  on_parsed(g, slot, gen, [](GenerateArgs& a) { return data_generate_command(a); });
+  auto check = std::make_shared<CheckArgs>();
+  auto* c = data->add_subcommand("check", "Validate a dataset; print counts per split and a fingerprint");
+  c->add_option("--task", check->task, "Task name")->required();
+  c->add_option("--data-dir", check->data_dir, "Directory holding the dataset")->required();
+  add_threads_option(c, check->threads, "Threads (0 = all cores)");
+  on_parsed(c, slot, check, [](CheckArgs& a) { return data_check_command(a); });
 }
 
 }  // namespace lra::host

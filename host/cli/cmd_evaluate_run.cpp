@@ -8,8 +8,7 @@
 #include <torch/torch.h>
 
 #include "cli/commands.h"
-#include "cli/run_support.h"
-#include "cli/trained_run.h"
+#include "runs/trained_run.h"
 #include "common/atomic_file.h"
 #include "common/json_input.h"
 #include "device/device.h"
@@ -57,6 +56,20 @@ int evaluate_run_command(const EvaluateRunArgs& a) {
                               {"sets", sets}};
   write_file_atomic(a.out, out.dump());
   return 0;
+}
+
+void add_evaluate_run_command(CLI::App& app, CommandSlot& slot) {
+  auto a = std::make_shared<EvaluateRunArgs>();
+  auto* evc = app.add_subcommand("evaluate-run", "Internal: the sandboxed half of verify --reevaluate");
+  evc->group("");  // not listed in --help
+  evc->add_option("--run", a->run)->required();
+  evc->add_option("--plugin", a->plugin)->required();
+  evc->add_option("--task-info", a->task_info)->required();
+  evc->add_option("--inputs", a->inputs)->required();
+  evc->add_option("--out", a->out)->required();
+  evc->add_option("--device", a->device);
+  evc->add_option("--threads", a->threads);
+  on_parsed(evc, slot, a, [](EvaluateRunArgs& args) { return evaluate_run_command(args); });
 }
 
 }  // namespace lra::host

@@ -19,10 +19,13 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
-#include "cli/conformance.h"
-#include "cli/mixer_options.h"
-#include "cli/official_registry.h"
-#include "cli/run_support.h"
+#include "plugins/conformance.h"
+#include "plugins/mixer_options.h"
+#include "runs/official_registry.h"
+#include "cli/console_log.h"
+#include "common/utc_time.h"
+#include "device/device.h"
+#include "plugins/mixer_factory.h"
 #include "common/atomic_file.h"
 #include "common/dir_lock.h"
 #include "common/build_info.h"
@@ -458,6 +461,42 @@ int forget_command(const ForgetArgs& a) {
   configure_cpu_threads(effective_threads(a.threads));
   auto log = make_logger();
   return a.plugin ? plugin_command(a, *log) : torchscript_command(a, *log);
+}
+
+void add_forget_command(CLI::App& app, CommandSlot& slot) {
+  auto a = std::make_shared<ForgetArgs>();
+  auto* f = app.add_subcommand("forget", "Forgetting curve: train a causal LM around a mixer (or load a TorchScript "
+                                         "LM) and measure how far back it copies its context");
+  f->add_option("--plugin", a->plugin, "Mixer plugin (NAME or PATH) to train in the manifest's causal LM");
+  f->add_option("--torchscript", a->torchscript, "A causal LM saved as TorchScript: forward(ids [1,T]) -> logits [1,T,V]");
+  f->add_option("--compare", a->compare, "forgetting.json files or the reference tool's result files (JSON lists) to "
+                                         "overlay in one plot (compare.svg), with their memory lengths");
+  f->add_option("--out", a->out, "Output directory")->required();
+  add_preset_option(f, a->preset, "official (forgetting-v1) or smoke (CPU-sized)");
+  f->add_option("--manifest", a->manifest, "A forgetting manifest file instead of the preset (open division)");
+  f->add_option("--set", a->sets, "KEY=VALUE manifest override (open division) or mixer.OPTION=VALUE");
+  f->add_option("--corpus", a->corpus, "Text FILE or DIR of .txt files (default: the Brown corpus)");
+  f->add_option("--ids", a->ids_file, "--torchscript only: evaluation text as raw little-endian int32 token ids");
+  f->add_option("--bos", a->bos, "--torchscript only: the separator id ([bos] S [bos] S [eos])");
+  f->add_option("--eos", a->eos, "--torchscript only: the end id");
+  f->add_option("--train-len", a->train_len, "--torchscript only: the model's training length (reference lines)");
+  f->add_option("--max-len", a->max_len, "Longest tested length L (default: the manifest's data.test_max_length)");
+  f->add_option("--granularity", a->granularity, "Number of tested lengths (default: the manifest's)");
+  f->add_option("--granularity-type", a->granularity_type, "linear or log spacing of the lengths")
+      ->check(CLI::IsMember({"linear", "log"}));
+  f->add_option("--repeats", a->repeats, "Samples per length (default: the manifest's)");
+  add_seed_option(f, a->seed, "Sampling seed (default: the manifest's data.sample_seed)");
+  f->add_option("--batch-tokens", a->batch_tokens, "Tokens per forward pass while measuring (default 65536)")
+      ->check(CLI::NonNegativeNumber);
+  f->add_option("--title", a->title, "--compare only: plot title");
+  f->add_flag("--log-x", a->log_x, "Logarithmic length axis in the plots");
+  add_fp32_flag(f, a->fp32, "On CUDA, train and measure in float32 instead of bfloat16 autocast");
+  add_device_option(f, a->device);
+  add_threads_option(f, a->threads);
+  on_parsed(f, slot, a, [&slot](ForgetArgs& args) {
+    args.command_line = slot.command_line;
+    return forget_command(args);
+  });
 }
 
 }  // namespace lra::host

@@ -3,9 +3,10 @@
 #include <cstdio>
 #include <map>
 
-#include "cli/conformance.h"
-#include "cli/mixer_options.h"
-#include "cli/run_support.h"
+#include "cli/commands.h"
+#include "plugins/conformance.h"
+#include "plugins/mixer_options.h"
+#include "plugins/mixer_factory.h"
 #include "lra/status.h"
 #include "model/backbone.h"
 #include "plugins/loader.h"
@@ -46,6 +47,24 @@ int inspect_check_command(const std::string& target, const InspectCheckArgs& a) 
   const std::string summary = enforce_conformance(mixer.descriptor.name, checks);  // throws on a failure (exit 3)
   std::printf("%s\n", summary.c_str());
   return 0;
+}
+
+void add_inspect_command(CLI::App& app, CommandSlot& slot) {
+  auto a = std::make_shared<InspectArgs>();
+  auto* in = app.add_subcommand("inspect", "Show a plugin's descriptor, build facts, compatibility and options");
+  in->add_option("plugin", a->plugin, "PATH to a .so or a plugin NAME")->required();
+  in->add_flag("--check", a->check,
+               "Also run the conformance checks (shape, finite, deterministic, padding_mask, causal, "
+               "attention_probs) on small random inputs; a failed check is exit 3");
+  in->add_option("--length", a->checks.length, "--check: sequence length")->capture_default_str();
+  in->add_option("--d-model", a->checks.d_model, "--check: model width (also the q/k/v width)")->capture_default_str();
+  in->add_option("--heads", a->checks.heads, "--check: heads")->capture_default_str();
+  in->add_option("--layers", a->checks.layers, "--check: layers (one mixer each)")->capture_default_str();
+  in->add_option("--set", a->checks.sets, "--check: mixer.NAME=VALUE, the plugin's own options");
+  on_parsed(in, slot, a, [](InspectArgs& args) {
+    const int rc = inspect_command(args.plugin);
+    return rc != 0 || !args.check ? rc : inspect_check_command(args.plugin, args.checks);
+  });
 }
 
 }  // namespace lra::host

@@ -70,4 +70,12 @@ int keygen_command(const std::string& out) {
   return 0;
 }
 
+void add_keygen_command(CLI::App& app, CommandSlot& slot) {
+  auto out = std::make_shared<std::string>();
+  auto* kg = app.add_subcommand("keygen", "Make an Ed25519 key pair for signing results (lrahost-key.pem, "
+                                          "lrahost-key.pub.pem)");
+  kg->add_option("--out", *out, "Folder for the two key files")->required();
+  on_parsed(kg, slot, out, [](std::string& folder) { return keygen_command(folder); });
+}
+
 }  // namespace lra::host

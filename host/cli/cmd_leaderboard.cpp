@@ -10,7 +10,7 @@
 #include "leaderboard/board.h"
 #include "leaderboard/site.h"
 #include "lra/status.h"
-#include "cli/official_registry.h"
+#include "runs/official_registry.h"
 #include "manifest/presets.h"
 
 namespace lra::host {
@@ -52,6 +52,17 @@ int leaderboard_command(const LeaderboardArgs& a) {
     std::printf("  invalid: %s (%s)\n", r.source.c_str(), r.reasons.empty() ? "" : r.reasons.front().c_str());
   std::printf("written: %s, leaderboard.md, leaderboard.json\n", (out / "index.html").c_str());
   return 0;
+}
+
+void add_leaderboard_command(CLI::App& app, CommandSlot& slot) {
+  auto a = std::make_shared<LeaderboardArgs>();
+  auto* lbc = app.add_subcommand("leaderboard", "Build the leaderboard site (index.html, leaderboard.md, "
+                                                "leaderboard.json) from result files");
+  lbc->add_option("results", a->results, "result.json files or directories")->required();
+  lbc->add_option("--out", a->out, "Output directory")->required();
+  lbc->add_option("--bench", a->bench, "bench.json files: adds the speed/accuracy/memory chart");
+  lbc->add_option("--title", a->title, "Page title");
+  on_parsed(lbc, slot, a, [](LeaderboardArgs& args) { return leaderboard_command(args); });
 }
 
 }  // namespace lra::host

@@ -82,4 +82,9 @@ int plugins_command() {
   return 0;
 }
 
+void add_plugins_command(CLI::App& app, CommandSlot& slot) {
+  auto* pl = app.add_subcommand("plugins", "List discovered plugins with kinds, versions and status");
+  pl->callback([&slot] { slot.action = [] { return plugins_command(); }; });
+}
+
 }  // namespace lra::host

@@ -6,7 +6,8 @@
 #include <cstdlib>
 
 #include "cli/commands.h"
-#include "cli/official_registry.h"
+#include "device/device.h"
+#include "runs/official_registry.h"
 #include "lra/status.h"
 #include "reevaluation/reevaluate.h"
 #include "results/signature.h"

@@ -11,8 +11,9 @@
 #include <torch/utils.h>
 
 #include "cli/commands.h"
-#include "cli/run_support.h"
-#include "cli/trained_run.h"
+#include "cli/console_log.h"
+#include "common/utc_time.h"
+#include "runs/trained_run.h"
 #include "common/atomic_file.h"
 #include "common/build_info.h"
 #include "device/device.h"
@@ -212,6 +213,21 @@ int span_command(const SpanArgs& a) {
   write_file_atomic(out, doc.dump(2) + "\n");
   print_summary(run, s, samples, a.samples, a.seed, out);
   return 0;
+}
+
+void add_span_command(CLI::App& app, CommandSlot& slot) {
+  auto a = std::make_shared<SpanArgs>();
+  auto* sa = app.add_subcommand("span", "Required attention span (LRA paper section 2.3) of a trained run, per layer "
+                                        "and head");
+  sa->add_option("--run", a->run, "Run directory written by lrahost run (result.json, model.pt)")->required();
+  sa->add_option("--samples", a->samples, "Validation examples, drawn at random")->check(CLI::PositiveNumber);
+  add_seed_option(sa, a->seed, "Seed of the random draw (recorded)");
+  sa->add_option("--batch", a->batch, "Examples per forward pass")->check(CLI::PositiveNumber);
+  sa->add_option("--out", a->out, "Output JSON file (default: <run>/span.json)");
+  sa->add_option("--data-dir", a->data_dir, "Data root (default: as for run)");
+  add_device_option(sa, a->device);
+  add_threads_option(sa, a->threads);
+  on_parsed(sa, slot, a, [](SpanArgs& args) { return span_command(args); });
 }
 
 }  // namespace lra::host

@@ -9,8 +9,8 @@
 #include <sstream>
 
 #include "cli/commands.h"
-#include "cli/official_registry.h"
-#include "cli/run_support.h"
+#include "runs/official_registry.h"
+#include "common/utc_time.h"
 #include "common/build_info.h"
 #include "common/json_input.h"
 #include "common/sha256.h"
@@ -109,6 +109,15 @@ int submit_command(const SubmitArgs& a) {
                 r["plugin_name"].get<std::string>().c_str(), r["task"].get<std::string>().c_str(), r["seed"].dump().c_str(),
                 r["division"].get<std::string>().c_str());
   return 0;
+}
+
+void add_submit_command(CLI::App& app, CommandSlot& slot) {
+  auto a = std::make_shared<SubmitArgs>();
+  auto* sbc = app.add_subcommand("submit", "Pack runs (result.json, model.pt) and their plugin into one bundle for "
+                                           "a leaderboard maintainer");
+  sbc->add_option("runs", a->runs, "Run directories, folders holding them, or result.json files")->required();
+  sbc->add_option("--out", a->out, "The bundle file to write (a tar)")->required();
+  on_parsed(sbc, slot, a, [](SubmitArgs& args) { return submit_command(args); });
 }
 
 }  // namespace lra::host

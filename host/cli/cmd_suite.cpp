@@ -9,12 +9,12 @@
 #include <map>
 #include <sstream>
 
-#include "cli/child_runs.h"
+#include "runs/child_runs.h"
 #include "common/ed25519.h"
 #include "common/json_input.h"
 #include "cli/commands.h"
 #include "leaderboard/paper_reference.h"
-#include "cli/run_support.h"
+#include "common/utc_time.h"
 #include "common/atomic_file.h"
 #include "common/dir_lock.h"
 #include "leaderboard/scores.h"
@@ -238,6 +238,25 @@ int suite_command(const SuiteArgs& a) {
   write_files_atomic(out, {{"suite.md", md}, {"suite.json", summary.dump(2) + "\n"}});
   std::printf("\n%s\nwritten: %s, %s\n", md.c_str(), (out / "suite.json").c_str(), (out / "suite.md").c_str());
   return first_failure;
+}
+
+void add_suite_command(CLI::App& app, CommandSlot& slot) {
+  auto a = std::make_shared<SuiteArgs>();
+  auto* st = app.add_subcommand("suite", "Run a plugin on every LRA task and seed; summarise accuracy (mean +- std) "
+                                         "and the LRA average, continuing past a failing task");
+  st->add_option("--plugin", a->plugin, "Mixer plugin: built-in NAME or PATH to a .so")->required();
+  st->add_option("--out", a->out, "Suite directory (runs/<task>/seed-<S>/, suite.json, suite.md)")->required();
+  st->add_option("--tasks", a->tasks, "Comma-separated tasks (default: all six)");
+  st->add_option("--seeds", a->seeds, "Comma-separated trial seeds (default: each manifest's rules.seeds)");
+  add_preset_option(st, a->preset, "official (closed division) or smoke");
+  st->add_option("--set", a->sets, "KEY=VALUE passed to every run");
+  st->add_option("--data-dir", a->data_dir, "Data root for every run");
+  add_device_option(st, a->device);
+  add_threads_option(st, a->threads);
+  st->add_option("--micro-batch", a->micro_batch, "Examples per forward pass (see run)")->check(CLI::NonNegativeNumber);
+  add_fp32_flag(st, a->fp32);
+  st->add_option("--sign-key", a->sign_key, "Ed25519 private key (PEM): sign every run's result.json");
+  on_parsed(st, slot, a, [](SuiteArgs& args) { return suite_command(args); });
 }
 
 }  // namespace lra::host

@@ -5,7 +5,7 @@
 
 #include "cli/commands.h"
 #include "lra/status.h"
-#include "cli/official_registry.h"
+#include "runs/official_registry.h"
 #include "results/submission.h"
 #include "results/verify.h"
 #include "results/signature.h"
@@ -50,6 +50,43 @@ int verify_command(const std::vector<std::string>& args, const std::optional<std
   for (const auto& r : sub.reasons) std::printf("  - %s\n", svg::visible_text(r).c_str());
   if (!sub.valid) code = std::max(code, static_cast<int>(ErrorKind::rules));
   return code;
+}
+
+void add_verify_command(CLI::App& app, CommandSlot& slot) {
+  auto a = std::make_shared<VerifyArgs>();
+  auto* v = app.add_subcommand("verify", "Check result files: closed/open, valid/invalid, with reasons");
+  v->add_option("results", a->paths, "result.json files or directories");
+  v->add_option("--trusted-keys", a->trusted_keys, "Folder of Ed25519 public keys (*.pem): every result must be signed "
+                                                   "by one of them");
+  auto& re = a->reevaluate;
+  v->add_option("--reevaluate", re.bundle, "A bundle from `lrahost submit`: re-evaluate every run from its weights "
+                                           "(plugin code runs in a bubblewrap sandbox)");
+  v->add_option("--out", re.out, "--reevaluate: folder to unpack the bundle into and keep, with a reevaluation.json "
+                                 "beside each result (default: a temporary folder, removed)");
+  v->add_option("--data-dir", re.data_dir, "--reevaluate: data root (default: as for run)");
+  v->add_option("--device", re.device, "--reevaluate: cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+  add_threads_option(v, re.threads, "--reevaluate: CPU threads (0 = all cores)");
+  v->add_option("--private-seed", re.private_seed,
+                "--reevaluate: seed of the private test set (default: drawn at random and never written)");
+  v->add_option("--private-examples", re.private_examples,
+                "--reevaluate: size of the private test set (default: that of the public test split)")
+      ->check(CLI::NonNegativeNumber);
+  v->add_option("--sandbox-memory", re.memory_gib, "--reevaluate: address-space limit of the sandbox, GiB")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  v->add_option("--sandbox-timeout", re.timeout_s, "--reevaluate: time limit per run, seconds")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  v->add_flag("--no-sandbox", re.no_sandbox, "--reevaluate: run submitted plugin code unconfined (unsafe)");
+  on_parsed(v, slot, a, [](VerifyArgs& args) {
+    if (args.reevaluate.bundle) {
+      if (!args.paths.empty())
+        throw Error(ErrorKind::usage, "verify --reevaluate takes the bundle only; verify result files in a separate call");
+      args.reevaluate.trusted_keys = args.trusted_keys;
+      return reevaluate_command(args.reevaluate);
+    }
+    if (args.paths.empty())
+      throw Error(ErrorKind::usage, "verify needs result.json files or folders, or --reevaluate BUNDLE");
+    return verify_command(args.paths, args.trusted_keys);
+  });
 }
 
 }  // namespace lra::host

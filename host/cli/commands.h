@@ -1,26 +1,35 @@
-// The lrahost subcommands (ARCHITECTURE §4). Each returns the process exit
-// code; errors are thrown as lra::Error and mapped to codes by main().
+// cli/commands.h — the lrahost subcommands (docs/cli.md). Each cmd_*.cpp
+// declares its subcommand's options (add_*_command, bound into a CommandSlot;
+// cli/command_options.h) and runs it (*_command: the process exit code;
+// errors are thrown as lra::Error and mapped to codes by main()).
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "cli/command_options.h"
+#include "runs/train_run.h"
+#include "plugins/conformance.h"
+
 namespace lra::host {
 
-struct RunArgs {
-  std::string plugin, task, preset = "official";
-  std::optional<std::string> manifest, data_dir, out;
-  std::vector<std::string> sets;
-  std::optional<int64_t> seed;
-  std::string device = "auto";
-  int threads = 0;  // 0 = all cores
-  int64_t micro_batch = 0;  // 0 = whole batch
-  bool fp32 = false;        // no bfloat16 autocast on CUDA
-  bool resume = false;      // continue from the newest complete checkpoint in --out
-  std::optional<std::string> sign_key;  // Ed25519 private key (PEM): signs result.json
-  std::vector<std::string> command_line;
-};
+// Every subcommand, in the order `lrahost --help` lists them.
+void add_run_command(CLI::App& app, CommandSlot& slot);
+void add_data_command(CLI::App& app, CommandSlot& slot);
+void add_forget_command(CLI::App& app, CommandSlot& slot);
+void add_bench_command(CLI::App& app, CommandSlot& slot);
+void add_sweep_command(CLI::App& app, CommandSlot& slot);
+void add_suite_command(CLI::App& app, CommandSlot& slot);
+void add_span_command(CLI::App& app, CommandSlot& slot);
+void add_leaderboard_command(CLI::App& app, CommandSlot& slot);
+void add_inspect_command(CLI::App& app, CommandSlot& slot);
+void add_plugins_command(CLI::App& app, CommandSlot& slot);
+void add_verify_command(CLI::App& app, CommandSlot& slot);
+void add_keygen_command(CLI::App& app, CommandSlot& slot);
+void add_submit_command(CLI::App& app, CommandSlot& slot);
+void add_evaluate_run_command(CLI::App& app, CommandSlot& slot);
+
 int run_command(const RunArgs& args);
 
 struct GenerateArgs {
@@ -30,7 +39,12 @@ struct GenerateArgs {
   int threads = 0;
 };
 int data_generate_command(const GenerateArgs& args);
-int data_check_command(const std::string& task, const std::string& data_dir, int threads);
+
+struct CheckArgs {
+  std::string task, data_dir;
+  int threads = 0;
+};
+int data_check_command(const CheckArgs& args);
 
 struct ForgetArgs {
   std::optional<std::string> plugin, torchscript;  // exactly one of these or compare
@@ -109,6 +123,19 @@ struct LeaderboardArgs {
 int leaderboard_command(const LeaderboardArgs& args);
 
 int inspect_command(const std::string& plugin);
+// `lrahost inspect --check PLUGIN` (cmd_inspect_check.cpp): the conformance
+// checks (plugins/conformance.h) at this shape.
+struct InspectCheckArgs {
+  int64_t length = 64, d_model = 64, heads = 4, layers = 2;
+  std::vector<std::string> sets;  // mixer.NAME=VALUE
+};
+int inspect_check_command(const std::string& plugin, const InspectCheckArgs& args);
+struct InspectArgs {
+  std::string plugin;
+  bool check = false;         // also run the conformance checks
+  InspectCheckArgs checks;
+};
+
 int plugins_command();
 // trusted_keys: a folder of Ed25519 public keys; then every result must be signed by one of them.
 int verify_command(const std::vector<std::string>& paths, const std::optional<std::string>& trusted_keys);
@@ -134,6 +161,13 @@ struct ReevaluateArgs {
 };
 int reevaluate_command(const ReevaluateArgs& args);
 
+// verify: result files, or --reevaluate BUNDLE.
+struct VerifyArgs {
+  std::vector<std::string> paths;
+  std::optional<std::string> trusted_keys;
+  ReevaluateArgs reevaluate;
+};
+
 // The sandboxed half of verify --reevaluate (internal).
 struct EvaluateRunArgs {
   std::string run, plugin, task_info, out, device = "cpu";
@@ -141,8 +175,5 @@ struct EvaluateRunArgs {
   int threads = 1;
 };
 int evaluate_run_command(const EvaluateRunArgs& args);
-
-// Shared by commands: 0 -> number of hardware threads.
-int effective_threads(int requested);
 
 }  // namespace lra::host

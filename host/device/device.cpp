@@ -2,9 +2,14 @@
 
 #include <malloc.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <string>
+
+#include <torch/cuda.h>
+
+#include "lra/status.h"
 
 // tcmalloc's C API, present when lrahost links tcmalloc (lra_fast_malloc);
 // weak so the host also runs with glibc's malloc.
@@ -111,6 +116,29 @@ std::optional<double> peak_flops(const c10::Device& d, bool bf16) {
   (void)bf16;
 #endif
   return std::nullopt;
+}
+
+c10::Device pick_device(const std::string& want) {
+  if (want == "cpu") return c10::kCPU;
+  if (want == "cuda") {
+    if (!torch::cuda::is_available())
+      throw Error(ErrorKind::usage, "--device cuda: this lrahost was built against a LibTorch without CUDA or no GPU is "
+                                    "visible; use --device cpu or auto");
+    return c10::kCUDA;
+  }
+  return torch::cuda::is_available() ? c10::Device(c10::kCUDA) : c10::Device(c10::kCPU);
+}
+
+int effective_threads(int requested) {
+  if (requested > 0) return requested;
+  const long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+int64_t peak_rss_bytes() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<int64_t>(u.ru_maxrss) * 1024;  // Linux reports KiB
 }
 
 }  // namespace lra::host

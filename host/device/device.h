@@ -10,6 +10,15 @@
 
 namespace lra::host {
 
+// "cpu", "cuda" (usage error when unavailable) or "auto" (CUDA when available).
+c10::Device pick_device(const std::string& want);
+
+// CPU threads to use: `requested`, or every online core when it is 0.
+int effective_threads(int requested);
+
+// The process's peak resident set since it started (getrusage; Linux), never reset.
+int64_t peak_rss_bytes();
+
 // "cuda:0 (NVIDIA H100 80GB HBM3)" or "cpu".
 std::string describe_device(const c10::Device& d);
 

@@ -1,27 +1,20 @@
 #include "forgetting/lm_training.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 
-#include <torch/nn/utils/clip_grad.h>
-#include <torch/optim/adamw.h>
+#include <spdlog/fmt/fmt.h>
 
 #include "common/plugin_calls.h"
 #include "lra/status.h"
-#include "manifest/schedule.h"
 #include "train/autocast.h"
 #include "train/batches.h"
-#include "train/trainer.h"
+#include "train/training_loop.h"
 
 namespace lra::host::forgetting {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // Rows [B, len] of `tokens` starting at the given offsets, as int64.
 at::Tensor gather_windows(const std::vector<int32_t>& tokens, const std::vector<int64_t>& starts, int64_t len) {
@@ -65,6 +58,55 @@ std::pair<double, int64_t> held_out_loss(CausalLM& model, const std::vector<int3
   return {sum.item<double>() / static_cast<double>(count), count};
 }
 
+namespace {
+
+// Next-token prediction on fixed-length windows of the token stream, in one
+// seeded permutation per epoch; evaluation is the held-out loss.
+class NextTokenObjective final : public TrainingObjective {
+ public:
+  NextTokenObjective(CausalLM& model, const std::vector<int32_t>& train, const std::vector<int32_t>& test,
+                     const LmTrainOptions& o, int64_t windows, LmTrainResult& r)
+      : model_(model), train_(train), test_(test), o_(o), order_(windows, static_cast<uint64_t>(o.train.seed)), r_(r) {}
+
+  void start(int64_t) override {}
+
+  void accumulate_gradients(TrainWindow& w) override {
+    auto starts = order_.next(o_.train.batch_size);
+    for (auto& s : starts) s *= o_.seq_len;
+    auto batch = gather_windows(train_, starts, o_.seq_len + 1).to(o_.device, /*non_blocking=*/true);
+    at::Tensor loss;
+    {
+      CudaBf16Autocast autocast(o_.bf16 && o_.device.is_cuda());
+      loss = next_token_loss(model_, batch, at::Reduction::Mean);
+    }
+    backward(loss);
+    // The report is the mean of the updates' mean losses.
+    w.loss += loss.detach().to(torch::kDouble);
+    w.count += 1;
+  }
+
+  bool has_accuracy() const override { return false; }
+
+  std::string evaluate(int64_t, nlohmann::json& h) override {
+    auto [loss, tokens] =
+        held_out_loss(model_, test_, o_.seq_len, o_.train.eval_batch_size, o_.eval_windows, o_.device, o_.bf16);
+    h["test_loss"] = loss;
+    r_.test_loss = loss;
+    r_.test_tokens = tokens;
+    return fmt::format("held-out loss {:.4f} ({:.3f} bits/token)", loss, loss / std::log(2.0));
+  }
+
+ private:
+  CausalLM& model_;
+  const std::vector<int32_t>& train_;
+  const std::vector<int32_t>& test_;
+  const LmTrainOptions& o_;
+  IndexStream order_;
+  LmTrainResult& r_;
+};
+
+}  // namespace
+
 LmTrainResult train_causal_lm(CausalLM& model, const std::vector<int32_t>& train, const std::vector<int32_t>& test,
                               const LmTrainOptions& o, spdlog::logger& log) {
   const auto& t = o.train;
@@ -75,76 +117,18 @@ LmTrainResult train_causal_lm(CausalLM& model, const std::vector<int32_t>& train
                                      ", fewer than one batch of " + std::to_string(t.batch_size) +
                                      "; use a larger --corpus");
   LmTrainResult r;
-  model->to(o.device);
-  model->train();
-  torch::optim::AdamW opt(model->parameters(), adamw_options(t));
-  IndexStream order(windows, static_cast<uint64_t>(t.seed));
-  LrSchedule schedule(t);
-  // Summed on the device and read at report time only: no host-device
-  // synchronisation inside the step loop.
-  auto window_loss = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(o.device));
-  int64_t window_steps = 0;
-  const auto start = Clock::now();
-  double eval_time = 0;
-  const int64_t report_every = std::max<int64_t>(1, std::min<int64_t>(t.eval_every, 50));
-
-  for (int64_t step = 0; step < t.steps; ++step) {
-    plugin_calls::set_phase("training", step + 1);  // named by plugin faults (common/plugin_calls.h)
-    const double lr = schedule(step);
-    for (auto& g : opt.param_groups()) static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
-    auto starts = order.next(t.batch_size);
-    for (auto& s : starts) s *= o.seq_len;
-    auto batch = gather_windows(train, starts, o.seq_len + 1).to(o.device, /*non_blocking=*/true);
-    opt.zero_grad();
-    at::Tensor loss;
-    {
-      CudaBf16Autocast autocast(o.bf16 && o.device.is_cuda());
-      loss = next_token_loss(model, batch, at::Reduction::Mean);
-    }
-    {
-      plugin_calls::Call call("backward");  // the mixers' backward runs here
-      loss.backward();
-    }
-    if (t.grad_clip > 0) torch::nn::utils::clip_grad_norm_(model->parameters(), t.grad_clip);
-    opt.step();
-    window_loss += loss.detach().to(torch::kDouble);
-    ++window_steps;
-    r.steps = step + 1;
-
-    const bool eval_now = (step + 1) % t.eval_every == 0 || step + 1 == t.steps;
-    if (!eval_now && (step + 1) % report_every != 0) continue;
-    r.final_train_loss = window_loss.item<double>() / static_cast<double>(window_steps);
-    if (!std::isfinite(r.final_train_loss))
-      throw Error(ErrorKind::internal, "training diverged: the loss is not finite by step " + std::to_string(step + 1));
-    window_loss.zero_();
-    window_steps = 0;
-    const double train_s = seconds_since(start) - eval_time;
-    const double sps = static_cast<double>(r.steps) / std::max(train_s, 1e-9);
-    nlohmann::json h = {{"step", step + 1}, {"lr", lr}, {"train_loss", r.final_train_loss}};
-    if (eval_now) {
-      const auto t0 = Clock::now();
-      plugin_calls::set_phase("evaluation", step + 1);
-      auto [loss_value, tokens] = held_out_loss(model, test, o.seq_len, t.eval_batch_size, o.eval_windows, o.device, o.bf16);
-      eval_time += seconds_since(t0);
-      h["test_loss"] = loss_value;
-      r.test_loss = loss_value;
-      r.test_tokens = tokens;
-      if (o.live_progress) std::fprintf(stderr, "\n");
-      log.info("step {:>6}/{}  lr {:.3e}  train loss {:.4f}  held-out loss {:.4f} ({:.3f} bits/token)  {:.2f} steps/s",
-               step + 1, t.steps, lr, r.final_train_loss, loss_value, loss_value / std::log(2.0), sps);
-    } else if (o.live_progress) {
-      std::fprintf(stderr, "\r  step %lld/%lld  loss %.4f  %.2f steps/s   ", static_cast<long long>(step + 1),
-                   static_cast<long long>(t.steps), r.final_train_loss, sps);
-      std::fflush(stderr);
-    } else {
-      log.info("step {:>6}/{}  lr {:.3e}  train loss {:.4f}  {:.2f} steps/s", step + 1, t.steps, lr,
-               r.final_train_loss, sps);
-    }
-    r.history.push_back(std::move(h));
-  }
-  r.train_seconds = seconds_since(start) - eval_time;
-  r.eval_seconds = eval_time;
-  r.steps_per_second = static_cast<double>(r.steps) / std::max(r.train_seconds, 1e-9);
+  NextTokenObjective objective(model, train, test, o, windows, r);
+  TrainingLoopOptions loop;
+  loop.train = t;
+  loop.device = o.device;
+  loop.live_progress = o.live_progress;
+  const auto done = run_training_loop(*model, objective, loop, log);
+  r.final_train_loss = done.final_train_loss;
+  r.history = done.history;
+  r.steps = done.steps;
+  r.train_seconds = done.train_seconds;
+  r.eval_seconds = done.other_seconds;
+  r.steps_per_second = done.steps_per_second;
   r.tokens_per_second = r.steps_per_second * static_cast<double>(t.batch_size * o.seq_len);
   return r;
 }

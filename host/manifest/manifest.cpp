@@ -10,7 +10,7 @@
 
 #include <toml++/toml.h>
 
-#include "manifest/schedule.h"
+#include "manifest/lr_factors.h"
 
 namespace lra::host {
 namespace {

@@ -64,7 +64,7 @@ struct ModelConfig {
 struct TrainConfig {
   int64_t steps = 0, batch_size = 0;
   double lr = 0.0;         // the schedule's `constant` factor (not the peak with rsqrt_decay)
-  std::string schedule;    // "*"-separated factors, see manifest/schedule.h
+  std::string schedule;    // "*"-separated factors, see train/lr_schedule.h
   int64_t warmup = 0, steps_per_cycle = 0;
   int64_t decay_steps = 0; // wsd only: length of the final decay phase (optional key, default 0)
   // Optional key: "auto" = bfloat16 autocast on CUDA, float32 on CPU;

@@ -10,6 +10,7 @@
 #include <random>
 #include <sstream>
 
+#include "common/utc_time.h"
 #include "common/atomic_file.h"
 #include "common/build_info.h"
 #include "common/json_input.h"
@@ -38,15 +39,6 @@ std::string text_at(const json& root, std::initializer_list<const char*> keys) {
 std::string percent(double x) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f%%", 100 * x);
-  return buf;
-}
-
-std::string utc_now_text() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
 }
 
@@ -281,7 +273,7 @@ std::vector<RunReevaluation> reevaluate_bundle(const ReevaluateOptions& o, const
                 {"run", r.run},
                 {"bundle", o.bundle.filename().string()},
                 {"verifier", {{"version", build_info().version}, {"git_revision", build_info().git_revision}}},
-                {"checked_at", utc_now_text()}};
+                {"checked_at", utc_now()}};
     try {
       reevaluate_one(o, official, fs::absolute(run_dir), fs::absolute(o.out / plugin),
                      fs::absolute(o.out / "scratch" / r.run), r);

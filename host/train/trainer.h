@@ -1,6 +1,7 @@
-// The LRA training protocol (reference §1): AdamW with decoupled decay on
-// every parameter, the manifest's LR schedule, evaluation over the whole
-// validation split every eval_every steps, test on the final parameters.
+// train/trainer.h — the LRA training protocol (docs/rules.md): the classifier
+// trained by the training loop (train/training_loop.h) on shuffled batches,
+// evaluation over the whole validation split every eval_every steps, test on
+// the final parameters.
 #pragma once
 
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include "manifest/manifest.h"
 #include "distributed/distributed.h"
 #include "model/backbone.h"
+#include "train/training_loop.h"
 
 namespace lra::host {
 
@@ -72,10 +74,6 @@ struct TrainerOptions {
 // LibTorch) the matrix products run on OpenBLAS's own threads and LibTorch's
 // OpenMP pool only spin-waits against them, so LibTorch gets one thread.
 void configure_cpu_threads(int threads);
-
-// AdamW with the manifest's betas, eps and decoupled weight decay on every
-// parameter; the learning rate is set per update from the schedule.
-torch::optim::AdamWOptions adamw_options(const TrainConfig& t);
 
 TrainResult train_and_evaluate(Classifier& model, const lra::Dataset& data, const TrainerOptions& opts,
                                spdlog::logger& log);

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/mixer_options.h"
+#include "plugins/mixer_options.h"
 #include "cli_harness.h"
 #include "lra/abi.h"
 #include "mixer_harness.h"

@@ -15,7 +15,7 @@
 #include <torch/utils.h>
 
 #include "../support/data_fixtures.h"
-#include "cli/trained_run.h"
+#include "runs/trained_run.h"
 #include "cli_harness.h"
 #include "lra/mixer.h"
 #include "tiny_run.h"

@@ -2,6 +2,6 @@
 lra_unit_test(test_manifest
   SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/test_manifest.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/test_schedule.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/test_lr_schedule.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_releases.cpp
-  LIBS lra_host_manifest)
+  LIBS lra_host_manifest lra_host_lr_schedule)

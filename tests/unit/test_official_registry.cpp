@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "cli/official_registry.h"
+#include "runs/official_registry.h"
 #include "manifest/embedded.h"
 #include "manifest/presets.h"
 

@@ -18,8 +18,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "cli/mixer_options.h"
-#include "cli/run_support.h"
+#include "plugins/mixer_options.h"
+#include "plugins/mixer_factory.h"
 #include "common/sha256.h"
 #include "lra/status.h"
 #include "manifest/presets.h"

@@ -1,7 +1,7 @@
 // Division classification, the parameter budget and typed mixer options.
 #include <gtest/gtest.h>
 
-#include "cli/mixer_options.h"
+#include "plugins/mixer_options.h"
 #include "lra/status.h"
 #include "rules/rules.h"
 

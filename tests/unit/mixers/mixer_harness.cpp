@@ -1,6 +1,6 @@
 #include "mixer_harness.h"
 
-#include "cli/mixer_options.h"
+#include "plugins/mixer_options.h"
 #include "lra/attention.h"
 #include "plugins/loader.h"
 

@@ -1,4 +1,4 @@
-// A mixer plugin's declared options, filled with defaults and overlaid with
+// plugins/mixer_options.h — a mixer plugin's declared options, filled with defaults and overlaid with
 // the user's `--set mixer.NAME=VALUE` values (typed by the declaration); for
 // `run` with a built-in mixer, the LRA reference settings of the task come in
 // between (reference/reference_mixers.h).
@@ -49,6 +49,9 @@ std::string describe_reference_settings(const nlohmann::json& reference_settings
 // appended to *applied, in order.
 std::map<std::string, std::string> apply_sets(const std::vector<std::string>& sets, Manifest& manifest,
                                               std::vector<std::string>* applied);
+
+// The options as a JSON object (result.json's plugin.options).
+nlohmann::json params_json(const lra::Params& p);
 
 // Parses VALUE as the type of `like` ("true"/"false", integers, floats, text).
 lra::Value parse_typed(const std::string& text, const lra::Value& like, const std::string& key);

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "manifest/presets.h"
-#include "manifest/schedule.h"
+#include "train/lr_schedule.h"
 
 namespace lra::host {
 namespace {
@@ -20,6 +20,9 @@ TrainConfig config(const std::string& schedule, double lr, int64_t warmup, int64
 }
 
 // Relative comparison for values spanning many magnitudes.
+// The rate at update s of a schedule parsed from `t`.
+double learning_rate(const TrainConfig& t, int64_t s) { return LrSchedule(t)(s); }
+
 void expect_rel(double got, double want, double rel = 1e-12) {
   EXPECT_NEAR(got, want, std::abs(want) * rel + 1e-300) << "got " << got << " want " << want;
 }
@@ -125,10 +128,11 @@ TEST(Schedule, FactorParsing) {
   expect_rel(learning_rate(config("constant*constant", 0.5, 1), 7), 0.25);
 }
 
-TEST(Schedule, ObjectMatchesFunctionAndRejectsUnknown) {
+TEST(Schedule, OneObjectServesEveryUpdateAndRejectsUnknown) {
   const TrainConfig t = config("constant*linear_warmup*rsqrt_decay", 0.05, 1000);
-  LrSchedule sched(t);
+  const LrSchedule sched(t);
   for (int64_t s : {0, 1, 999, 1000, 1001, 4999}) EXPECT_EQ(sched(s), learning_rate(t, s));
+  EXPECT_EQ(sched.factors().size(), 3u);
   try {
     LrSchedule bad(config("constant*warmup", 1.0, 1));
     FAIL() << "expected an error";
@@ -136,7 +140,6 @@ TEST(Schedule, ObjectMatchesFunctionAndRejectsUnknown) {
     EXPECT_EQ(e.kind(), ErrorKind::rules);
     EXPECT_NE(std::string(e.what()).find("warmup"), std::string::npos);
   }
-  // learning_rate caches the parsed spec; a different spec is re-parsed.
   EXPECT_EQ(learning_rate(config("constant", 0.3, 1), 5), 0.3);
   EXPECT_THROW(learning_rate(config("constant*nope", 0.3, 1), 5), Error);
   EXPECT_THROW(sched(-1), Error);

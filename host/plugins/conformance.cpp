@@ -1,4 +1,4 @@
-#include "cli/conformance.h"
+#include "plugins/conformance.h"
 
 #include <algorithm>
 #include <chrono>
@@ -304,13 +304,6 @@ std::string enforce_conformance(const std::string& plugin, const std::vector<Con
   char b[64];
   std::snprintf(b, sizeof b, " (%.2f s)", seconds);
   return "conformance checks passed: " + (summary.empty() ? std::string("none") : summary) + b + not_checked;
-}
-
-MixerMaker recording_specs(MixerMaker make, std::vector<lra::MixerSpec>* specs) {
-  return [make = std::move(make), specs](const lra::MixerSpec& s) {
-    specs->push_back(s);
-    return make(s);
-  };
 }
 
 }  // namespace lra::host

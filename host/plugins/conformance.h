@@ -1,4 +1,4 @@
-// Conformance checks (issue 17): before any training, and with `lrahost
+// plugins/conformance.h — conformance checks: before any training, and with `lrahost
 // inspect --check`, the host tests on small random inputs that a mixer keeps
 // the promises its descriptor makes, instead of taking them on trust:
 //
@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "lra/mixer.h"
+#include "plugins/mixer_factory.h"
 
 namespace lra::host {
 
@@ -52,8 +53,6 @@ struct ConformanceOptions {
   std::string device = "cpu";
 };
 
-using MixerMaker = std::function<std::shared_ptr<lra::Mixer>(const lra::MixerSpec&)>;
-
 // Runs every check on each spec (one per layer; identical specs are checked
 // once). `caps` are the descriptor's capability bits. Exceptions and crashes
 // in the plugin's forward are reported as plugin faults (phase "conformance
@@ -65,15 +64,5 @@ std::vector<ConformanceCheck> check_conformance(uint32_t caps, const MixerMaker&
 // Throws lra::Error(plugin) naming the plugin, the first failed check and its
 // measured difference; otherwise returns a one-line summary for the log.
 std::string enforce_conformance(const std::string& plugin, const std::vector<ConformanceCheck>& checks);
-
-// `lrahost inspect --check PLUGIN` (cmd_inspect_check.cpp).
-struct InspectCheckArgs {
-  int64_t length = 64, d_model = 64, heads = 4, layers = 2;
-  std::vector<std::string> sets;  // mixer.NAME=VALUE
-};
-int inspect_check_command(const std::string& plugin, const InspectCheckArgs& args);
-
-// A factory that also records every spec it was called with.
-MixerMaker recording_specs(MixerMaker make, std::vector<lra::MixerSpec>* specs);
 
 }  // namespace lra::host

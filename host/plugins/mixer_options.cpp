@@ -1,6 +1,7 @@
-#include "cli/mixer_options.h"
+#include "plugins/mixer_options.h"
 
 #include <algorithm>
+#include <variant>
 
 #include "lra/status.h"
 #include "reference/reference_mixers.h"
@@ -178,6 +179,12 @@ std::map<std::string, std::string> apply_sets(const std::vector<std::string>& se
     applied->push_back(s);
   }
   return mixer_sets;
+}
+
+nlohmann::json params_json(const lra::Params& p) {
+  auto j = nlohmann::json::object();
+  for (const auto& [k, v] : p) std::visit([&, key = k](const auto& x) { j[key] = x; }, v);
+  return j;
 }
 
 }  // namespace lra::host

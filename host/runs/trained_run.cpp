@@ -1,4 +1,4 @@
-#include "cli/trained_run.h"
+#include "runs/trained_run.h"
 #include "common/json_input.h"
 
 #include <algorithm>
@@ -9,8 +9,8 @@
 
 #include <torch/serialize.h>
 
-#include "cli/mixer_options.h"
-#include "cli/run_support.h"
+#include "plugins/mixer_options.h"
+#include "plugins/mixer_factory.h"
 #include "common/sha256.h"
 #include "plugins/descriptor.h"
 #include "lra/status.h"

@@ -1,4 +1,4 @@
-#include "cli/official_registry.h"
+#include "runs/official_registry.h"
 
 #include "common/sha256.h"
 #include "manifest/embedded.h"

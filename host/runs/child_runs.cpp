@@ -1,4 +1,4 @@
-#include "cli/child_runs.h"
+#include "runs/child_runs.h"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -1,5 +1,7 @@
-// manifest/schedule.h — LRA's learning-rate schedule
-// (lra_benchmarks/utils/train_utils.py, create_learning_rate_scheduler).
+// train/lr_schedule.h — LRA's learning-rate schedule
+// (lra_benchmarks/utils/train_utils.py, create_learning_rate_scheduler),
+// parsed once from the manifest and evaluated per update by the training
+// loop. Torch-free, so it is tested without LibTorch.
 //
 // The rate is the product of the factors named in train.schedule
 // ("constant*linear_warmup*rsqrt_decay"), evaluated at s = the optimizer's
@@ -11,7 +13,7 @@
 //   rsqrt_normalized_decay  sqrt(W) / sqrt(max(s, W))
 //   decay_every             0.5 ^ floor(s / 20000)
 //   cosine_decay            max(0, 0.5 * (1 + cos(pi * (p mod 1)))), p = max(0, (s - W) / C)
-//   wsd                     warmup-stable-decay (MiniCPM; forgetting-curve reference §12) with
+//   wsd                     warmup-stable-decay (MiniCPM; docs/forgetting.md) with
 //                           T = train.steps, D = train.decay_steps, S = T - W - D:
 //                             s < W:        1/W + (1 - 1/W) * s / W
 //                             s < W + S:    1
@@ -20,41 +22,13 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
-#include <string>
-#include <string_view>
 #include <vector>
 
+#include "manifest/lr_factors.h"
 #include "manifest/manifest.h"
 
 namespace lra::host {
 
-enum class LrFactor {
-  constant,
-  linear_warmup,
-  rsqrt_decay,
-  rsqrt_normalized_decay,
-  decay_every,
-  cosine_decay,
-  wsd,
-};
-
-// Reference defaults of decay_every (LRA never uses the factor).
-inline constexpr double kDecayEveryFactor = 0.5;
-inline constexpr int64_t kDecayEverySteps = 20000;
-
-// The known factor names, in the order above.
-const std::vector<std::string>& lr_factor_names();
-
-// Splits a "*"-separated spec (whitespace around names ignored). Returns
-// nullopt on an unknown or empty name and stores that name in *bad.
-std::optional<std::vector<LrFactor>> parse_lr_factors(std::string_view spec,
-                                                      std::string* bad = nullptr);
-
-// Factors that divide by W and therefore need warmup > 0.
-bool factor_needs_warmup(LrFactor f);
-
-// A schedule parsed once from a TrainConfig.
 class LrSchedule {
  public:
   // Throws lra::Error(rules) on an unknown factor (normally caught earlier
@@ -72,9 +46,5 @@ class LrSchedule {
   double steps_;
   double decay_steps_;
 };
-
-// One-off evaluation (parses cfg.schedule on every call; hold an
-// LrSchedule in a loop).
-double learning_rate(const TrainConfig& cfg, int64_t s);
 
 }  // namespace lra::host

@@ -1,0 +1,65 @@
+// results/run_result.h — result.json of a training run, assembled in one
+// place from what the run knew (docs/rules.md says what each part means;
+// results/verify.h checks it). The record is sealed with its digest
+// (results/result.h) and written last.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rules/rules.h"
+
+namespace lra::host {
+
+struct RunResultFacts {
+  RunDivision division;
+  std::string torch_version;  // the host's LibTorch
+  nlohmann::json system;      // system_info()
+  struct Plugin {
+    std::string name, version, file, sha256;
+    int abi_major = 0, abi_minor = 0;
+    nlohmann::json options, reference_settings, capabilities;  // reference_settings null: not built-in
+    int64_t total_params = 0, mixer_params = 0;
+  } plugin;
+  struct Task {
+    std::string name, plugin_version, manifest, manifest_sha256;
+    std::optional<std::string> release, preset;  // preset: null for --manifest
+    std::string data_fingerprint, data_source;
+    nlohmann::json data_params;
+    size_t train = 0, val = 0, test = 0;  // examples per split
+  } task;
+  ParamBudget budget;
+  int64_t seed = 0;
+  struct Ranks {
+    int world_size = 1;
+    std::string backend = "none", launcher;
+  } ranks;
+  std::vector<std::string> overrides;
+  nlohmann::json config;  // the resolved manifest (to_json)
+  std::string model_sha256;
+  struct Metrics {
+    double test_accuracy = 0, test_loss = 0, best_val_accuracy = 0, final_train_loss = 0, final_train_accuracy = 0,
+           majority_class_rate = 0;
+    int64_t best_val_step = -1;
+  } metrics;
+  nlohmann::json history;
+  struct Timing {
+    double wall_seconds = 0, train_seconds = 0, eval_seconds = 0, steps_per_second = 0;
+    int64_t steps = 0, peak_memory_bytes = 0, micro_batch = 0;
+    std::string peak_memory_kind, device, precision;
+    int threads = 0;
+    std::optional<std::string> resumed_from;  // the checkpoint folder's name
+  } timing;
+  std::vector<std::string> command_line;
+  std::string started_at, finished_at;
+};
+
+// The unsealed result.json object (schema lrahost.result/v1) with the
+// host's build facts.
+nlohmann::json run_result_json(const RunResultFacts& r);
+
+}  // namespace lra::host

@@ -1,0 +1,344 @@
+#include "runs/train_run.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include <spdlog/sinks/basic_file_sink.h>
+
+#include "common/build_info.h"
+#include "common/dir_lock.h"
+#include "common/ed25519.h"
+#include "common/plugin_calls.h"
+#include "common/sha256.h"
+#include "common/utc_time.h"
+#include "data/task_data.h"
+#include "device/device.h"
+#include "distributed/distributed.h"
+#include "lra/status.h"
+#include "manifest/presets.h"
+#include "model/backbone.h"
+#include "plugins/conformance.h"
+#include "plugins/descriptor.h"
+#include "plugins/mixer_factory.h"
+#include "plugins/mixer_options.h"
+#include "results/result.h"
+#include "results/run_result.h"
+#include "results/signature.h"
+#include "results/system_info.h"
+#include "rules/rules.h"
+#include "runs/official_registry.h"
+#include "train/batches.h"
+#include "train/checkpoint.h"
+#include "train/module_io.h"
+#include "train/trainer.h"
+
+namespace lra::host {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A task is named, never a path: an unknown name is a usage error (exit 2).
+const LoadedPlugin& open_task(const std::string& name) {
+  auto names = available_plugin_names(LRA_KIND_TASK);
+  if (std::find(names.begin(), names.end(), name) == names.end()) {
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    throw Error(ErrorKind::usage, "unknown task '" + name + "' (available: " + (list.empty() ? "none" : list) +
+                                      "; LRA's tasks are listops, text, retrieval, image, pathfinder, pathx)");
+  }
+  return open_plugin(name, LRA_KIND_TASK);
+}
+
+// Plugins, manifest and rule tiers, decided before any data or model exists.
+struct RunPlan {
+  const LoadedPlugin* task = nullptr;
+  const LoadedPlugin* mixer = nullptr;
+  Manifest manifest;
+  std::optional<ReleasedManifest> release;  // the released official manifest this one is, if any
+  RunChoices choices;
+  RunMixerOptions resolved;
+  RunDivision division;
+  RankInfo ranks;
+};
+
+RunPlan plan_run(const RunArgs& a) {
+  RunPlan p;
+  // Plugins first: a rejected plugin must stop the run before anything else.
+  p.task = &open_task(a.task);
+  p.mixer = &open_plugin(a.plugin, LRA_KIND_MIXER);
+  // Manifest, then the rule tiers: fixed keys (open if changed), mixer options (bounded).
+  p.manifest = a.manifest ? load_manifest_file(*a.manifest) : load_preset(a.task, a.preset);
+  if (p.manifest.task != a.task)
+    throw Error(ErrorKind::rules,
+                p.manifest.source + ": manifest is for task '" + p.manifest.task + "', not '" + a.task + "'");
+  p.choices = run_choices(a.task, a.manifest ? "manifest " + p.manifest.source : "preset '" + a.preset + "'",
+                          p.manifest.text, &p.release);
+  const auto mixer_sets = apply_sets(a.sets, p.manifest, &p.choices.overrides);
+  if (a.seed) p.manifest.train.seed = *a.seed;  // a trial index: recorded, stays closed
+  // Data parallel when launched as several ranks; the manifest's global batch is kept.
+  p.ranks = rank_info_from_environment();
+  if (p.manifest.train.batch_size % p.ranks.world_size != 0)
+    throw Error(ErrorKind::usage, "world size " + std::to_string(p.ranks.world_size) + " does not divide the manifest's "
+                                      "global batch train.batch_size = " + std::to_string(p.manifest.train.batch_size) +
+                                      " (each rank trains on batch / world size examples)");
+  // Built-in mixers start from the task's LRA reference settings (manifests/reference-mixers/), then --set.
+  p.resolved = resolve_run_mixer_options(*p.mixer, mixer_sets, a.task, p.manifest.name);
+  p.division = classify_run(p.choices);
+  return p;
+}
+
+// The task's data (generated on demand for synthetic tasks); a closed run
+// only on the official data (the registry carries its sizes and, for
+// generated tasks, its fingerprint).
+LoadedData load_run_data(const RunArgs& a, RunPlan& p, int threads, spdlog::logger& log) {
+  const auto root = data_root(a.data_dir);
+  log.info("task {}: loading data under {}", a.task, root.string());
+  LoadedData data = load_task_data(*p.task, p.manifest.data, root, threads, true, p.manifest.source);
+  const auto& d = data.dataset;
+  log.info("data: {} train / {} val / {} test from {}", d.train.size(), d.val.size(), d.test.size(), d.source);
+  log.info("data fingerprint: {}", data.fingerprint);
+  if (p.release && p.division.name == "closed")
+    if (auto why = data_differs_from_official(*p.release, d.train.size(), d.val.size(), d.test.size(), data.fingerprint))
+      p.division.open_because(*why);
+  return data;
+}
+
+struct BuiltModel {
+  Classifier model{nullptr};
+  ParamBudget budget;
+  int64_t total_params = 0;
+};
+
+// The reference Transformer sets the budget; the plugin's model is checked
+// against it and against its descriptor's promises before training.
+BuiltModel build_model(const RunPlan& p, const lra::TaskInfo& info, const std::string& device, spdlog::logger& log) {
+  const auto& m = p.manifest;
+  const std::string& name = p.mixer->descriptor.name;
+  BackboneSpec spec{m.model, info.vocab_size, info.num_classes, static_cast<uint64_t>(m.train.seed), info.paired};
+  torch::manual_seed(m.train.seed);
+  const int64_t reference_params = count_parameters(*Classifier(spec, make_reference_attention));
+  BuiltModel b;
+  b.budget = compute_param_budget(reference_params, m.rules.param_budget_ratio);
+  torch::manual_seed(m.train.seed);
+  const MixerMaker make_mixer = plugin_mixer_factory(*p.mixer, p.resolved.options);
+  std::vector<lra::MixerSpec> mixer_specs;  // each block's, for the conformance checks
+  b.model = Classifier(spec, recording_specs(make_mixer, &mixer_specs));
+  b.total_params = count_parameters(*b.model);
+  log.info("model: {} parameters ({} in the mixers); reference Transformer {}; budget {}", with_commas(b.total_params),
+           with_commas(b.model->mixer_parameters()), with_commas(reference_params), with_commas(b.budget.budget));
+  enforce_param_budget(b.budget, b.total_params, name);
+  // The plugin keeps the promises its descriptor makes, at this task's shape (plugins/conformance.h).
+  log.info("{}", enforce_conformance(name, check_conformance(p.mixer->descriptor.capabilities, make_mixer, mixer_specs,
+                                                              {2, static_cast<uint64_t>(m.train.seed), false, 10000.0,
+                                                               pick_device(device).str()})));
+  return b;
+}
+
+// The run directory, created only once every check passed, with its lock,
+// the checkpoint to resume from and what a checkpoint must share with this run.
+struct RunDirectory {
+  std::filesystem::path out;
+  std::optional<DirLock> lock;  // rank 0 only: one writer per run directory (common/dir_lock.h)
+  nlohmann::json identity;
+  std::optional<std::filesystem::path> resume_from;
+  std::vector<std::filesystem::path> resume_fallbacks;  // older checkpoints, newest first
+  std::vector<std::string> warnings;                    // logged once run.log exists
+};
+
+// The newest checkpoint whose state.json fits this run's manifest; older ones
+// are the fallbacks when its tensors turn out unreadable.
+void choose_resume_point(RunDirectory& dir, const CheckpointList& checkpoints, int64_t total_steps) {
+  std::string skipped;
+  for (auto it = checkpoints.complete.rbegin(); it != checkpoints.complete.rend(); ++it) {
+    if (dir.resume_from) {
+      dir.resume_fallbacks.push_back(it->second);
+      continue;
+    }
+    try {
+      check_checkpoint_state(it->second, total_steps);
+      dir.resume_from = it->second;
+    } catch (const Error& e) {
+      dir.warnings.push_back("skipping checkpoint " + it->second.string() + ": " + e.what());
+      skipped += std::string(skipped.empty() ? "" : "; ") + e.what();
+    }
+  }
+  if (!dir.resume_from)
+    throw Error(ErrorKind::data, "--resume: no intact checkpoint in " + (dir.out / "checkpoints").string() + " (" +
+                                     skipped + "); remove the checkpoints folder to start the run afresh");
+  const auto stored = read_checkpoint_state(*dir.resume_from).identity;
+  for (const auto& [key, value] : dir.identity.items())
+    if (!stored.contains(key) || stored[key] != value)
+      throw Error(ErrorKind::rules, "--resume: " + dir.resume_from->string() + " was written with " + key + " = " +
+                                        (stored.contains(key) ? stored[key].dump() : "(none)") + ", this run has " +
+                                        value.dump() + "; resume with the same manifest, plugin, options and seed");
+}
+
+// Fills `dir` in place (its lock cannot move).
+void open_run_directory(RunDirectory& dir, const RunArgs& a, const RunPlan& p, const LoadedData& data) {
+  dir.out = a.out ? std::filesystem::path(*a.out)
+                  : std::filesystem::path("runs") /
+                        (a.task + "-" + p.mixer->descriptor.name + "-" + utc_now("%Y%m%d-%H%M%S"));
+  if (p.ranks.rank == 0) dir.lock.emplace(dir.out);
+  if (std::filesystem::exists(dir.out / "result.json"))
+    throw Error(ErrorKind::usage, "run directory " + dir.out.string() + " already holds a result.json; choose another --out");
+  dir.identity = {{"task", a.task},
+                  {"manifest_sha256", p.choices.manifest_sha256},
+                  {"overrides", p.choices.overrides},
+                  {"plugin", p.mixer->descriptor.name},
+                  {"plugin_sha256", p.mixer->sha256},
+                  {"mixer_options", params_json(p.resolved.options)},
+                  {"seed", p.manifest.train.seed},
+                  {"data_fingerprint", data.fingerprint}};
+  if (dir.lock && !dir.lock->stale_note().empty()) dir.warnings.push_back(dir.lock->stale_note());
+  const CheckpointList checkpoints = list_checkpoints(dir.out);
+  for (const auto& [folder, why] : checkpoints.ignored)
+    dir.warnings.push_back("ignoring " + folder.string() + ": " + why + " (not a checkpoint this host wrote)");
+  if (a.resume) {
+    if (!a.out) throw Error(ErrorKind::usage, "--resume needs --out DIR, the run directory to continue");
+    if (checkpoints.complete.empty())
+      throw Error(ErrorKind::usage, "--resume: " + dir.out.string() + " holds no complete checkpoint (checkpoints/step-N/)");
+    choose_resume_point(dir, checkpoints, p.manifest.train.steps);
+  } else if (!checkpoints.complete.empty()) {
+    throw Error(ErrorKind::usage, "run directory " + dir.out.string() + " holds checkpoints of an unfinished run; pass "
+                                  "--resume to continue it or choose another --out");
+  }
+}
+
+// run.log (rank 0) and the lines that say what this run is.
+void start_run_log(const RunArgs& a, const RunPlan& p, const RunDirectory& dir, spdlog::logger& log) {
+  if (p.ranks.rank == 0) {
+    // --resume continues the log of the interrupted run; a new run starts it.
+    log.sinks().push_back(
+        std::make_shared<spdlog::sinks::basic_file_sink_mt>((dir.out / "run.log").string(), /*truncate=*/!a.resume));
+    plugin_calls::set_log_file((dir.out / "run.log").string());  // errors and crashes end run.log too
+  }
+  for (const auto& w : dir.warnings) log.warn("{}", w);
+  log.info("lrahost {} — {} on {} ({} preset, {} division), seed {}, run dir {}", build_info().version,
+           p.mixer->descriptor.name, a.task, a.manifest ? "custom" : a.preset, p.division.name, p.manifest.train.seed,
+           dir.out.string());
+  if (p.release && p.division.name == "closed")
+    log.info("official manifest: release {}{}", p.release->version,
+             p.release->current ? "" : " (superseded by " + p.release->superseded_by + ")");
+  if (p.release && !p.release->note.empty()) log.info("release note: {}", p.release->note);
+  for (const auto& r : p.division.reasons) log.info("open division: {}", r);
+  // Logged once run.log exists, so the file says which settings the mixer ran with.
+  if (const auto what = describe_reference_settings(p.resolved.reference_settings); !what.empty())
+    log.info("mixer options: {}", what);
+}
+
+// The device, the process group when several ranks run, and the ranks' agreement.
+std::unique_ptr<Distributed> join_ranks(const RunPlan& p, const RunDirectory& dir, torch::Device& device,
+                                        spdlog::logger& log) {
+  if (device.is_cuda() && p.ranks.world_size > 1) device = torch::Device(torch::kCUDA, p.ranks.local_rank);
+  if (p.ranks.world_size == 1) return nullptr;
+  auto dist = std::make_unique<Distributed>(p.ranks, device);
+  log.info("data parallel: rank {} of {} ({}, {}), {} examples per rank per step", p.ranks.rank, p.ranks.world_size,
+           dist->backend(), p.ranks.source, p.manifest.train.batch_size / p.ranks.world_size);
+  // Ranks agree or nobody trains: what each was started with, compared field by field.
+  nlohmann::json agreed = dir.identity;
+  agreed["config"] = to_json(p.manifest);
+  require_identical_ranks(*dist, agreed);
+  return dist;
+}
+
+// Everything a run's result.json says, gathered from the run's parts.
+struct RunFacts {
+  const RunArgs& args;
+  const RunPlan& plan;
+  const LoadedData& data;
+  const BuiltModel& built;
+  const TrainerOptions& trainer;
+  const TrainResult& trained;
+  const Distributed* dist;
+  int threads;
+  std::string model_sha256, started_at;
+  Clock::time_point wall_start;
+};
+
+RunResultFacts run_record(const RunFacts& f) {
+  const auto& p = f.plan;
+  const auto& d = f.data.dataset;
+  const auto& desc = p.mixer->descriptor;
+  RunResultFacts r;
+  r.division = p.division;
+  r.torch_version = host_descriptor().torch_version;
+  r.system = system_info();
+  r.plugin = {desc.name, desc.version, desc.file.string(), p.mixer->sha256, static_cast<int>(desc.abi_major),
+              static_cast<int>(desc.abi_minor), params_json(p.resolved.options), p.resolved.reference_settings,
+              capability_names(desc.capabilities), f.built.total_params, f.built.model->mixer_parameters()};
+  r.task = {f.args.task, p.task->descriptor.version, p.manifest.source, p.choices.manifest_sha256,
+            p.release ? std::optional<std::string>(p.release->version) : std::nullopt,
+            f.args.manifest ? std::nullopt : std::optional<std::string>(f.args.preset), f.data.fingerprint, d.source,
+            params_json(f.data.params), d.train.size(), d.val.size(), d.test.size()};
+  r.budget = f.built.budget;
+  r.seed = p.manifest.train.seed;
+  r.ranks = {p.ranks.world_size, f.dist ? f.dist->backend() : "none", p.ranks.source};
+  r.overrides = p.choices.overrides;
+  r.config = to_json(p.manifest);
+  r.model_sha256 = f.model_sha256;
+  const auto& t = f.trained;
+  r.metrics = {t.test.accuracy, t.test.loss, t.best_val_accuracy, t.final_train_loss, t.final_train_accuracy,
+               majority_class_rate(d.test, d.info.num_classes), t.best_val_step};
+  r.history = t.history;
+  const auto& device = f.trainer.device;
+  r.timing = {std::chrono::duration<double>(Clock::now() - f.wall_start).count(), t.train_seconds, t.eval_seconds,
+              t.steps_per_second, t.steps, peak_memory_bytes(device),
+              f.trainer.micro_batch > 0 ? f.trainer.micro_batch : p.manifest.train.batch_size,
+              peak_memory_kind(device), describe_device(device), f.trainer.bf16 ? "bfloat16 autocast" : "float32",
+              f.threads,
+              t.resumed_from ? std::optional<std::string>(t.resumed_from->filename().string()) : std::nullopt};
+  r.command_line = f.args.command_line;
+  r.started_at = f.started_at;
+  r.finished_at = utc_now();
+  return r;
+}
+
+}  // namespace
+
+std::optional<RunSummary> train_run(const RunArgs& a, spdlog::logger& log) {
+  const auto wall_start = Clock::now();
+  const std::string started_at = utc_now();
+  const int threads = effective_threads(a.threads);
+  configure_cpu_threads(threads);
+  if (a.out) check_output_dir_argument(*a.out);  // a file, or empty: exit 2 before any work
+  // A key that cannot sign is exit 2 before any work, not after hours of training.
+  const std::optional<Ed25519PrivateKey> sign_key =
+      a.sign_key ? std::optional<Ed25519PrivateKey>(load_ed25519_private_key(*a.sign_key)) : std::nullopt;
+
+  RunPlan plan = plan_run(a);
+  const LoadedData data = load_run_data(a, plan, threads, log);
+  const BuiltModel built = build_model(plan, data.dataset.info, a.device, log);
+  RunDirectory dir;
+  open_run_directory(dir, a, plan, data);
+  start_run_log(a, plan, dir, log);
+
+  torch::Device device = pick_device(a.device);
+  const auto dist = join_ranks(plan, dir, device, log);
+  const bool lead = plan.ranks.rank == 0;  // only rank 0 writes the run directory
+  const auto& m = plan.manifest;
+  TrainerOptions topts{m.train, m.model.max_len, device, static_cast<bool>(isatty(STDERR_FILENO)) && lead,
+                       a.micro_batch, device.is_cuda() && !a.fp32 && m.train.precision != "float32",
+                       lead ? dir.out : std::filesystem::path(), dir.identity, dir.resume_from, dir.resume_fallbacks,
+                       dist.get()};
+  Classifier model = built.model;
+  const TrainResult tr = train_and_evaluate(model, data.dataset, topts, log);
+  if (!lead) return std::nullopt;  // rank 0 evaluates and writes the results
+
+  save_module(*model, dir.out / "model.pt");  // the final model, for `lrahost span` and reuse
+  // The weights' hash ties model.pt to this result (submit, verify --reevaluate).
+  const RunFacts facts{a, plan, data, built, topts, tr, dist.get(), threads, sha256_file(dir.out / "model.pt"),
+                       started_at, wall_start};
+  const RunResultFacts record = run_record(facts);
+  // Sealed with a digest and written atomically, last.
+  nlohmann::json sealed = seal(run_result_json(record));
+  if (sign_key) sealed["signature"] = sign_digest(*sign_key, sealed["digest"].get<std::string>());
+  write_result(dir.out, sealed);
+  return RunSummary{plan.mixer->descriptor.name, a.task, plan.division.name, tr.test.accuracy,
+                    record.metrics.majority_class_rate, tr.best_val_accuracy, data.dataset.test.size(),
+                    tr.best_val_step, tr.train_seconds, tr.steps_per_second, dir.out / "result.json",
+                    sign_key ? std::optional<std::string>(sign_key->key_id) : std::nullopt};
+}
+
+}  // namespace lra::host

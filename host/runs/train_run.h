@@ -1,0 +1,46 @@
+// runs/train_run.h — one training run, `lrahost run`'s work: resolve plugin,
+// task and manifest; apply the rule tiers; check the parameter budget and the
+// plugin's conformance; train (data parallel when launched as several ranks);
+// write the run directory so that a failed run never leaves a result.json.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <spdlog/logger.h>
+
+namespace lra::host {
+
+struct RunArgs {
+  std::string plugin, task, preset = "official";
+  std::optional<std::string> manifest, data_dir, out;
+  std::vector<std::string> sets;
+  std::optional<int64_t> seed;
+  std::string device = "auto";
+  int threads = 0;  // 0 = all cores
+  int64_t micro_batch = 0;  // 0 = whole batch
+  bool fp32 = false;        // no bfloat16 autocast on CUDA
+  bool resume = false;      // continue from the newest complete checkpoint in --out
+  std::optional<std::string> sign_key;  // Ed25519 private key (PEM): signs result.json
+  std::vector<std::string> command_line;
+};
+
+// What the person who started the run reads at its end (rank 0 only).
+struct RunSummary {
+  std::string plugin, task, division;
+  double test_accuracy = 0, majority_class_rate = 0, best_val_accuracy = 0;
+  size_t test_examples = 0;
+  int64_t best_val_step = -1;
+  double train_seconds = 0, steps_per_second = 0;
+  std::filesystem::path result;
+  std::optional<std::string> signer;  // the signing key's id
+};
+
+// Runs it; std::nullopt on ranks other than 0 (rank 0 writes the results).
+// Errors are lra::Error with the documented kinds (docs/cli.md).
+std::optional<RunSummary> train_run(const RunArgs& args, spdlog::logger& log);
+
+}  // namespace lra::host

@@ -1,0 +1,212 @@
+#include "train/training_loop.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include <spdlog/fmt/fmt.h>
+#include <torch/nn/utils/clip_grad.h>
+
+#include "common/plugin_calls.h"
+#include "lra/status.h"
+#include "train/checkpoint.h"
+#include "train/lr_schedule.h"
+
+namespace lra::host {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::string format_eta(double s) {
+  char buf[32];
+  const int total = static_cast<int>(s + 0.5);
+  std::snprintf(buf, sizeof buf, "%d:%02d:%02d", total / 3600, total / 60 % 60, total % 60);
+  return buf;
+}
+
+// Loads the newest checkpoint that loads and belongs to this run; a corrupt
+// one is skipped, saying why. Returns the checkpoint used.
+std::filesystem::path load_resume_point(const TrainingLoopOptions& o, torch::nn::Module& model,
+                                        torch::optim::Optimizer& opt, spdlog::logger& log) {
+  std::vector<std::filesystem::path> candidates{*o.resume_from};
+  candidates.insert(candidates.end(), o.resume_fallbacks.begin(), o.resume_fallbacks.end());
+  std::string skipped;
+  for (const auto& c : candidates) {
+    try {
+      check_checkpoint_state(c, o.train.steps);
+      if (read_checkpoint_state(c).identity != o.identity)
+        throw Error(ErrorKind::rules, "it was written by another run (manifest, plugin, options, seed or data)");
+      load_checkpoint(c, model, opt, o.device);
+      return c;
+    } catch (const c10::Error& e) {
+      std::string why = e.what_without_backtrace();
+      if (auto nl = why.find('\n'); nl != std::string::npos) why.resize(nl);
+      log.warn("skipping checkpoint {}: it cannot be loaded ({})", c.string(), why);
+      skipped += (skipped.empty() ? "" : "; ") + c.filename().string() + ": " + why;
+    } catch (const std::exception& e) {
+      log.warn("skipping checkpoint {}: {}", c.string(), e.what());
+      skipped += (skipped.empty() ? "" : "; ") + c.filename().string() + ": " + e.what();
+    }
+  }
+  throw Error(ErrorKind::data, "--resume: no intact checkpoint under " + o.resume_from->parent_path().string() + " (" +
+                                   skipped + "); remove the checkpoints folder to start the run afresh");
+}
+
+// The loop's state between updates: what a checkpoint saves and a resume restores.
+struct LoopState {
+  TrainWindow window;
+  TrainingLoopResult result;
+};
+
+nlohmann::json progress_of(const LoopState& s, const TrainingObjective& objective) {
+  nlohmann::json p = objective.progress();
+  p["window_loss"] = s.window.loss.item<double>();
+  p["window_correct"] = s.window.correct.item<double>();
+  p["window_count"] = s.window.count;
+  p["final_train_loss"] = s.result.final_train_loss;
+  p["final_train_accuracy"] = s.result.final_train_accuracy;
+  p["history"] = s.result.history;
+  return p;
+}
+
+void restore_progress(LoopState& s, const nlohmann::json& p, TrainingObjective& objective) {
+  s.window.loss.fill_(p.at("window_loss").get<double>());
+  s.window.correct.fill_(p.at("window_correct").get<double>());
+  s.window.count = p.at("window_count").get<double>();
+  s.result.final_train_loss = p.at("final_train_loss").get<double>();
+  s.result.final_train_accuracy = p.at("final_train_accuracy").get<double>();
+  s.result.history = p.at("history");
+  objective.restore(p);
+}
+
+// Closes the report window: the mean loss (and accuracy) over every rank's
+// updates since the last report.
+void close_window(LoopState& s, Distributed* dist, int64_t step) {
+  double sums[3] = {s.window.loss.item<double>(), s.window.correct.item<double>(), s.window.count};
+  if (dist) {
+    auto all = torch::tensor({sums[0], sums[1], sums[2]}, torch::kDouble);
+    dist->all_reduce_sum({all});
+    for (int i = 0; i < 3; ++i) sums[i] = all[i].item<double>();
+  }
+  s.result.final_train_loss = sums[0] / sums[2];
+  s.result.final_train_accuracy = sums[1] / sums[2];
+  if (!std::isfinite(s.result.final_train_loss))
+    throw Error(ErrorKind::internal, "training diverged: the loss is not finite by step " + std::to_string(step) +
+                                         "; no result is written");
+  s.window.loss.zero_();
+  s.window.correct.zero_();
+  s.window.count = 0;
+}
+
+}  // namespace
+
+void backward(const at::Tensor& loss) {
+  plugin_calls::Call call("backward");
+  loss.backward();
+}
+
+torch::optim::AdamWOptions adamw_options(const TrainConfig& t) {
+  return torch::optim::AdamWOptions(0.0).betas({t.beta1, t.beta2}).eps(t.eps).weight_decay(t.weight_decay);
+}
+
+TrainingLoopResult run_training_loop(torch::nn::Module& model, TrainingObjective& objective,
+                                     const TrainingLoopOptions& o, spdlog::logger& log) {
+  const auto& t = o.train;
+  model.to(o.device);
+  model.train();
+  torch::optim::AdamW opt(model.parameters(), adamw_options(t));
+  const LrSchedule schedule(t);
+  const auto dev_double = torch::TensorOptions().dtype(torch::kDouble).device(o.device);
+  LoopState s{{torch::zeros({}, dev_double), torch::zeros({}, dev_double), 0}, {}};
+  auto& r = s.result;
+  if (o.resume_from) {
+    r.resumed_from = load_resume_point(o, model, opt, log);
+    const CheckpointState st = read_checkpoint_state(*r.resumed_from);
+    r.first_step = st.step;
+    restore_progress(s, st.progress, objective);
+    log.info("resumed from {} at update {}", r.resumed_from->string(), r.first_step);
+  }
+  objective.start(r.first_step);
+  const bool evaluates = !o.dist || o.dist->rank() == 0;
+  const bool accuracy = objective.has_accuracy();
+  const auto start = Clock::now();
+  const int64_t report_every = std::max<int64_t>(1, std::min<int64_t>(t.eval_every, 50));
+  auto last_report = start;
+  auto steps_per_s = [&] { return (r.steps - r.first_step) / std::max(seconds_since(start) - r.other_seconds, 1e-9); };
+  auto eta = [&](int64_t step, double sps) { return format_eta((t.steps - step - 1) / sps); };
+
+  r.steps = r.first_step;
+  for (int64_t step = r.first_step; step < t.steps; ++step) {
+    plugin_calls::set_phase("training", step + 1);  // named by plugin faults (common/plugin_calls.h)
+    // s = updates done before this one, so the very first update uses lr(0).
+    const double lr = schedule(step);
+    for (auto& g : opt.param_groups()) static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
+    opt.zero_grad();
+    objective.accumulate_gradients(s.window);
+    if (o.dist) {
+      // Each rank's loss is its slice's sum over the global batch size, so
+      // the summed gradients are exactly the global batch's mean gradient.
+      std::vector<at::Tensor> grads;
+      for (auto& p : model.parameters())
+        if (p.grad().defined()) grads.push_back(p.grad());
+      o.dist->all_reduce_sum(grads);
+    }
+    if (t.grad_clip > 0) torch::nn::utils::clip_grad_norm_(model.parameters(), t.grad_clip);
+    opt.step();
+    r.steps = step + 1;
+
+    // Validation after every eval_every updates, the last one included (LRA's
+    // loop evaluated one update later and skipped the final model).
+    const bool eval_now = (step + 1) % t.eval_every == 0 || step + 1 == t.steps;
+    // Reports (which close the averaging window) fall on fixed steps, so a
+    // resumed run averages exactly the same steps as an uninterrupted one.
+    const bool report_now = eval_now || (step + 1) % report_every == 0;
+    if (!report_now && seconds_since(last_report) >= 30) {  // slow runs (official ListOps on CPU) show life
+      const double sps = steps_per_s();
+      log.info("step {:>6}/{}  {:.2f} steps/s  ETA {}", step + 1, t.steps, sps, eta(step, sps));
+      last_report = Clock::now();
+    }
+    if (report_now) {
+      close_window(s, o.dist, step + 1);
+      const double sps = steps_per_s();
+      const std::string acc = accuracy ? fmt::format(" acc {:.4f}", r.final_train_accuracy) : "";
+      if (o.live_progress) {
+        std::fprintf(stderr, "\r  step %lld/%lld  loss %.4f%s  %.2f steps/s  ETA %s   ",
+                     static_cast<long long>(step + 1), static_cast<long long>(t.steps), r.final_train_loss,
+                     accuracy ? fmt::format("  acc {:.3f}", r.final_train_accuracy).c_str() : "", sps,
+                     eta(step, sps).c_str());
+        std::fflush(stderr);
+      }
+      nlohmann::json h = {{"step", step + 1}, {"lr", lr}, {"train_loss", r.final_train_loss}};
+      if (accuracy) h["train_accuracy"] = r.final_train_accuracy;
+      if (eval_now && evaluates) {
+        const auto t0 = Clock::now();
+        plugin_calls::set_phase("evaluation", step + 1);
+        const std::string words = objective.evaluate(step + 1, h);
+        r.other_seconds += seconds_since(t0);
+        if (o.live_progress) std::fprintf(stderr, "\n");
+        log.info("step {:>6}/{}  lr {:.3e}  train loss {:.4f}{}  {}  {:.2f} steps/s", step + 1, t.steps, lr,
+                 r.final_train_loss, acc, words, sps);
+      } else if (!o.live_progress) {
+        log.info("step {:>6}/{}  lr {:.3e}  train loss {:.4f}{}  {:.2f} steps/s  ETA {}", step + 1, t.steps, lr,
+                 r.final_train_loss, acc, sps, eta(step, sps));
+      }
+      r.history.push_back(std::move(h));
+      last_report = Clock::now();
+    }
+    if (!o.run_dir.empty() && t.checkpoint_every > 0 && (step + 1) % t.checkpoint_every == 0 && step + 1 < t.steps) {
+      const auto t0 = Clock::now();
+      save_checkpoint(o.run_dir, {step + 1, o.identity, progress_of(s, objective)}, model, opt);
+      r.other_seconds += seconds_since(t0);  // not training time
+      log.info("checkpoint at update {} ({:.1f} s)", step + 1, seconds_since(t0));
+    }
+  }
+  if (o.live_progress) std::fprintf(stderr, "\n");
+  r.train_seconds = seconds_since(start) - r.other_seconds;
+  r.steps_per_second = (r.steps - r.first_step) / std::max(r.train_seconds, 1e-9);
+  return r;
+}
+
+}  // namespace lra::host

@@ -1,0 +1,96 @@
+// train/training_loop.h — the one training loop behind every model the host
+// trains (the LRA classifier in train/trainer.h, the forgetting curve's causal
+// LM in forgetting/lm_training.h). The loop owns what both share: AdamW with
+// the manifest's schedule, global-norm clipping, the data-parallel gradient
+// all-reduce, report windows summed on the device, evaluation cadence,
+// logging and progress, checkpoints and resuming. What is trained — the
+// batches, the loss, the evaluation — comes from a TrainingObjective.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/logger.h>
+#include <torch/nn/module.h>
+#include <torch/optim/adamw.h>
+
+#include "distributed/distributed.h"
+#include "manifest/manifest.h"
+
+namespace lra::host {
+
+// Sums over the updates since the last report, on the device: the loop reads
+// them only at report time, so the step loop never waits for the device.
+struct TrainWindow {
+  at::Tensor loss;     // summed loss (double)
+  at::Tensor correct;  // summed correct predictions (double); stays 0 without accuracy
+  double count = 0;    // what the loss is averaged over (examples, or updates)
+};
+
+// What is trained. The loop calls start() once, then per update
+// accumulate_gradients(), and evaluate() at every evaluation point.
+class TrainingObjective {
+ public:
+  virtual ~TrainingObjective() = default;
+  // Before the first update; `updates_done` > 0 when the run resumed (the
+  // data order is a function of the seed and the batches drawn).
+  virtual void start(int64_t updates_done) = 0;
+  // Forward and backward (through backward() below) for this rank's part of
+  // one update's batch; adds the loss, correct predictions and count to `window`.
+  virtual void accumulate_gradients(TrainWindow& window) = 0;
+  // Whether the training accuracy means anything (shown and recorded if so).
+  virtual bool has_accuracy() const = 0;
+  // Evaluates the current parameters after update `step` (rank 0 only);
+  // adds its fields to the history entry and returns the log's words for it.
+  virtual std::string evaluate(int64_t step, nlohmann::json& history_entry) = 0;
+  // State a checkpoint carries beyond the loop's own (merged into its progress object).
+  virtual nlohmann::json progress() const { return nlohmann::json::object(); }
+  virtual void restore(const nlohmann::json& /*progress*/) {}
+};
+
+// loss.backward() as a plugin call (mixers' backward runs there: faults are
+// reported as the plugin's, common/plugin_calls.h).
+void backward(const at::Tensor& loss);
+
+// AdamW with the manifest's betas, eps and decoupled weight decay on every
+// parameter; the learning rate is set per update from the schedule.
+torch::optim::AdamWOptions adamw_options(const TrainConfig& t);
+
+struct TrainingLoopOptions {
+  TrainConfig train;
+  torch::Device device = torch::kCPU;
+  bool live_progress = false;  // rewrite one status line on a terminal
+  // Data parallel (null: one process): gradients are summed over ranks after
+  // every update; only rank 0 evaluates.
+  Distributed* dist = nullptr;
+  // Checkpoints every train.checkpoint_every updates into <run_dir>/checkpoints
+  // (empty run_dir: none), stamped with `identity`. resume_from: continue from
+  // that checkpoint (train/checkpoint.h), or from the first of
+  // resume_fallbacks (newest first) that loads; each one skipped is logged.
+  std::filesystem::path run_dir;
+  nlohmann::json identity;
+  std::optional<std::filesystem::path> resume_from;
+  std::vector<std::filesystem::path> resume_fallbacks;
+};
+
+struct TrainingLoopResult {
+  double final_train_loss = 0, final_train_accuracy = 0;  // over the last report window
+  nlohmann::json history = nlohmann::json::array();        // one entry per report
+  int64_t first_step = 0, steps = 0;                       // updates done before and after this process
+  double train_seconds = 0;  // wall time of the updates, evaluations and checkpoints excluded
+  double other_seconds = 0;  // evaluations and checkpoints
+  double steps_per_second = 0;
+  std::optional<std::filesystem::path> resumed_from;  // the checkpoint actually continued from
+};
+
+// Trains `model`'s parameters on the objective for train.steps updates.
+// Throws Error(internal) when the loss stops being finite.
+TrainingLoopResult run_training_loop(torch::nn::Module& model, TrainingObjective& objective,
+                                     const TrainingLoopOptions& o, spdlog::logger& log);
+
+}  // namespace lra::host
