@@ -11,6 +11,7 @@
 #include <string_view>
 #include <utility>
 
+#include "common/text.h"
 #include "lra/status.h"
 #include "plot/svg_text.h"
 
@@ -242,22 +243,9 @@ std::string batches(const std::vector<BenchPoint>& points) {
 
 // --- Markdown ---------------------------------------------------------------
 
-// Text from the points inside Markdown: '|' would end a table cell, a line
-// break the row, and \ ` * [ ] < > would format or become HTML; backslash
-// escapes keep them literal. Underscores stay: GitHub does not emphasise
-// inside words, and plugin names such as linear_transformer stay readable.
-std::string md_text(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '\n' || c == '\r') {
-      out += ' ';
-    } else {
-      if (std::string_view("\\|`*[]<>").find(c) != std::string_view::npos) out += '\\';
-      out += c;
-    }
-  }
-  return out;
-}
+// Text from the points inside Markdown (common/text.h): backslash escapes,
+// as these tables always had.
+std::string md_text(std::string_view text) { return text::markdown_cell(text, text::MarkdownEscape::backslashes); }
 
 void md_table(std::string& s, const Grid& g, const Quantity& q) {
   s += "| Model |";

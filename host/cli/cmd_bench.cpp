@@ -10,6 +10,7 @@
 
 #include "bench/bench_report.h"
 #include "common/json_input.h"
+#include "common/text.h"
 #include "bench/measure_step.h"
 #include "cli/commands.h"
 #include "cli/mixer_options.h"
@@ -28,15 +29,6 @@ namespace lra::host {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
 // Mean test accuracy (%) per plugin over the given result.json files.
 std::map<std::string, double> accuracies_from_results(const std::vector<std::string>& files) {
@@ -105,9 +97,9 @@ int bench_command(const BenchArgs& a) {
   configure_cpu_threads(effective_threads(a.threads));
   auto log = make_logger();
   std::vector<std::string> plugins = a.plugins.empty() || a.plugins == "all" ? available_plugin_names(LRA_KIND_MIXER)
-                                                                             : split_list(a.plugins);
+                                                                             : text::split_list(a.plugins);
   std::vector<int64_t> lengths;
-  for (const auto& s : split_list(a.lengths)) {
+  for (const auto& s : text::split_list(a.lengths)) {
     try {
       size_t used = 0;
       const long long v = std::stoll(s, &used);
