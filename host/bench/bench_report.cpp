@@ -11,6 +11,7 @@
 #include <string_view>
 #include <utility>
 
+#include "common/json_reader.h"
 #include "common/text.h"
 #include "lra/status.h"
 #include "plot/svg_text.h"
@@ -37,112 +38,74 @@ bool ok(const BenchPoint& p) { return p.status == "ok"; }
 
 // --- reading bench.json -----------------------------------------------------
 
-// Validation of one document; every message is "<source>: <field>: <what>".
-class Reader {
- public:
-  explicit Reader(const std::string& source) : source_(source) {}
+// bench.json's checks (common/json_reader.h); every message is
+// "<source>: <field>: <what>", the field being "<at>.<key>".
+std::string field(const std::string& at, const char* key) { return at + "." + key; }
 
-  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
-    throw lra::Error(lra::ErrorKind::usage, source_ + ": " + field + ": " + what);
+std::string string_at(const JsonReader& r, const json& object, const std::string& at, const char* key) {
+  return r.string(r.require(object, key, field(at, key)), field(at, key));
+}
+
+// A non-negative integer.
+int64_t count_at(const JsonReader& r, const json& object, const std::string& at, const char* key) {
+  const auto n = r.integer(r.require(object, key, field(at, key)), field(at, key));
+  if (n < 0) r.fail(field(at, key), std::to_string(n) + " is negative");
+  return n;
+}
+
+// A finite, non-negative number.
+double number_at(const JsonReader& r, const json& object, const std::string& at, const char* key) {
+  return r.non_negative(r.require(object, key, field(at, key)), field(at, key), true);
+}
+
+// Present, and null when unknown.
+std::optional<double> nullable_at(const JsonReader& r, const json& object, const std::string& at, const char* key) {
+  const json& v = r.require(object, key, field(at, key));
+  if (v.is_null()) return std::nullopt;
+  return r.non_negative(v, field(at, key), true);
+}
+
+std::vector<double> numbers_at(const JsonReader& r, const json& object, const std::string& at, const char* key) {
+  const json& v = r.require(object, key, field(at, key));
+  if (!v.is_array()) r.fail(field(at, key), "expected an array, got " + r.shown(v));
+  std::vector<double> out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    out.push_back(r.non_negative(v[i], field(at, key) + "[" + std::to_string(i) + "]", true));
   }
+  return out;
+}
 
-  const json& require(const json& object, const std::string& at, const char* key) const {
-    const auto it = object.find(key);
-    if (it == object.end()) fail(at + "." + key, "missing");
-    return *it;
-  }
-
-  std::string string(const json& object, const std::string& at, const char* key) const {
-    const json& v = require(object, at, key);
-    if (!v.is_string()) fail(at + "." + key, "expected a string, got " + shown(v));
-    return v.get<std::string>();
-  }
-
-  // A non-negative integer.
-  int64_t count(const json& object, const std::string& at, const char* key) const {
-    const json& v = require(object, at, key);
-    const bool fits = v.is_number_integer() &&
-                      (!v.is_number_unsigned() ||
-                       v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()));
-    if (!fits) fail(at + "." + key, "expected an integer, got " + shown(v));
-    const auto n = v.get<int64_t>();
-    if (n < 0) fail(at + "." + key, std::to_string(n) + " is negative");
-    return n;
-  }
-
-  // A finite, non-negative number.
-  double number(const json& v, const std::string& field) const {
-    if (!v.is_number() || !std::isfinite(v.get<double>())) {
-      fail(field, "expected a number, got " + shown(v));
-    }
-    const double x = v.get<double>();
-    if (x < 0) fail(field, shown(v) + " is negative");
-    return x;
-  }
-  double number(const json& object, const std::string& at, const char* key) const {
-    return number(require(object, at, key), at + "." + key);
-  }
-
-  // Present, and null when unknown.
-  std::optional<double> nullable(const json& object, const std::string& at, const char* key) const {
-    const json& v = require(object, at, key);
-    if (v.is_null()) return std::nullopt;
-    return number(v, at + "." + key);
-  }
-
-  std::vector<double> numbers(const json& object, const std::string& at, const char* key) const {
-    const json& v = require(object, at, key);
-    if (!v.is_array()) fail(at + "." + key, "expected an array, got " + shown(v));
-    std::vector<double> out;
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      out.push_back(number(v[i], at + "." + key + "[" + std::to_string(i) + "]"));
-    }
-    return out;
-  }
-
-  // The value as JSON text, shortened so a wrong array does not flood the message.
-  static std::string shown(const json& v) {
-    std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
-    constexpr std::size_t kMax = 60;
-    if (s.size() > kMax) s = s.substr(0, kMax - 3) + "...";
-    return s;
-  }
-
- private:
-  const std::string& source_;
-};
-
-BenchPoint point_from_json(const Reader& r, const json& v, const std::string& at) {
-  if (!v.is_object()) r.fail(at, "expected an object, got " + Reader::shown(v));
+BenchPoint point_from_json(const JsonReader& r, const json& v, const std::string& at) {
+  if (!v.is_object()) r.fail(at, "expected an object, got " + r.shown(v));
   BenchPoint p;
-  p.plugin = r.string(v, at, "plugin");
+  p.plugin = string_at(r, v, at, "plugin");
   if (p.plugin.empty()) r.fail(at + ".plugin", "empty");
-  p.length = r.count(v, at, "length");
+  p.length = count_at(r, v, at, "length");
   if (p.length == 0) r.fail(at + ".length", "0 is not positive");
-  p.batch = r.count(v, at, "batch");
+  p.batch = count_at(r, v, at, "batch");
   if (p.batch == 0) r.fail(at + ".batch", "0 is not positive");
-  p.device = r.string(v, at, "device");
-  p.dtype = r.string(v, at, "dtype");
-  p.status = r.string(v, at, "status");
+  p.device = string_at(r, v, at, "device");
+  p.dtype = string_at(r, v, at, "dtype");
+  p.status = string_at(r, v, at, "status");
   if (p.status != "ok" && p.status != "oom" && p.status != "error") {
-    r.fail(at + ".status", "expected \"ok\", \"oom\" or \"error\", got " + Reader::shown(json(p.status)));
+    r.fail(at + ".status", "expected \"ok\", \"oom\" or \"error\", got " + r.shown(json(p.status)));
   }
   if (ok(p)) {
     if (v.contains("error")) r.fail(at + ".error", "present, but status is \"ok\"");
   } else {
-    p.error = r.string(v, at, "error");
+    p.error = string_at(r, v, at, "error");
     if (p.error.empty()) r.fail(at + ".error", "empty (a failed point needs a reason)");
   }
-  p.steps_per_s = r.number(v, at, "steps_per_s");
+  p.steps_per_s = number_at(r, v, at, "steps_per_s");
   // Speed-ups divide by it.
   if (ok(p) && p.steps_per_s == 0) r.fail(at + ".steps_per_s", "0 is not positive for an ok point");
-  p.repetition_steps_per_s = r.numbers(v, at, "repetition_steps_per_s");
-  p.tokens_per_s = r.number(v, at, "tokens_per_s");
-  p.peak_memory_bytes = r.count(v, at, "peak_memory_bytes");
-  p.peak_memory_kind = r.string(v, at, "peak_memory_kind");
-  p.params = r.count(v, at, "params");
-  p.flops_per_step = r.nullable(v, at, "flops_per_step");
-  p.mfu = r.nullable(v, at, "mfu");
+  p.repetition_steps_per_s = numbers_at(r, v, at, "repetition_steps_per_s");
+  p.tokens_per_s = number_at(r, v, at, "tokens_per_s");
+  p.peak_memory_bytes = count_at(r, v, at, "peak_memory_bytes");
+  p.peak_memory_kind = string_at(r, v, at, "peak_memory_kind");
+  p.params = count_at(r, v, at, "params");
+  p.flops_per_step = nullable_at(r, v, at, "flops_per_step");
+  p.mfu = nullable_at(r, v, at, "mfu");
   return p;
 }
 
@@ -293,23 +256,19 @@ json bench_points_json(const std::vector<BenchPoint>& points) {
 }
 
 std::vector<BenchPoint> bench_points_from_json(const json& doc, const std::string& source) {
-  const Reader r(source);
-  if (!doc.is_object()) {
-    throw lra::Error(lra::ErrorKind::usage, source + ": expected a JSON object, got " + Reader::shown(doc));
+  const JsonReader r(source, lra::ErrorKind::usage);
+  if (!doc.is_object()) r.fail("", "expected a JSON object, got " + r.shown(doc));
+  const json& schema = r.require(doc, "schema", "schema");
+  if (!schema.is_string() || schema.get<std::string>() != kBenchSchema) {
+    r.fail("schema", "expected \"" + std::string(kBenchSchema) + "\", got " + r.shown(schema));
   }
-  const auto schema = doc.find("schema");
-  if (schema == doc.end()) r.fail("schema", "missing");
-  if (!schema->is_string() || schema->get<std::string>() != kBenchSchema) {
-    r.fail("schema", "expected \"" + std::string(kBenchSchema) + "\", got " + Reader::shown(*schema));
-  }
-  const auto results = doc.find("results");
-  if (results == doc.end()) r.fail("results", "missing");
-  if (!results->is_array()) r.fail("results", "expected an array, got " + Reader::shown(*results));
+  const json& results = r.require(doc, "results", "results");
+  if (!results.is_array()) r.fail("results", "expected an array, got " + r.shown(results));
   std::vector<BenchPoint> points;
   std::map<std::pair<std::string, int64_t>, std::size_t> first;  // (plugin, length) -> index
-  for (std::size_t i = 0; i < results->size(); ++i) {
+  for (std::size_t i = 0; i < results.size(); ++i) {
     const std::string at = "results[" + std::to_string(i) + "]";
-    BenchPoint p = point_from_json(r, (*results)[i], at);
+    BenchPoint p = point_from_json(r, results[i], at);
     const auto [it, inserted] = first.emplace(std::make_pair(p.plugin, p.length), i);
     if (!inserted) {
       r.fail(at, "plugin \"" + p.plugin + "\" at length " + std::to_string(p.length) +

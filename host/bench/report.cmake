@@ -4,7 +4,7 @@
 add_library(lra_bench_report STATIC ${CMAKE_CURRENT_SOURCE_DIR}/bench_report.cpp)
 target_include_directories(lra_bench_report PUBLIC
   ${PROJECT_SOURCE_DIR}/host ${PROJECT_SOURCE_DIR}/sdk/include)
-target_link_libraries(lra_bench_report PUBLIC nlohmann_json::nlohmann_json lra_svg)
+target_link_libraries(lra_bench_report PUBLIC nlohmann_json::nlohmann_json lra_svg lra_host_common)
 # std::string crosses into the LibTorch-linked measurement code: compile with
 # LibTorch's ABI flag (_GLIBCXX_USE_CXX11_ABI) as host/common does.
 if(TORCH_CXX_FLAGS)
