@@ -13,20 +13,13 @@
 namespace lra::host::bench {
 namespace {
 
-using svg::circle;
-using svg::coord;
-using svg::failure_mark;
-using svg::fixed;
 using svg::Legend;
 using svg::no_data_note;
-using svg::padded_scale;
 using svg::Panel;
 using svg::Scale;
 using svg::shorten;
-using svg::text_width;
 using svg::Tick;
 using svg::value_scale;
-using svg::xml_escape;
 
 std::string colour(std::size_t plugin_index) { return svg::palette_colour(plugin_index); }
 
@@ -90,7 +83,7 @@ void draw_panel(std::string& s, const Panel& p, const Grid& g, const Quantity& q
     auto flush = [&] {
       if (run.size() >= 2) {
         std::string pts;
-        for (const auto& [x, y] : run) pts += coord(x) + "," + coord(y) + " ";
+        for (const auto& [x, y] : run) pts += svg::coord(x) + "," + svg::coord(y) + " ";
         pts.pop_back();
         s += "<polyline points=\"" + pts + "\" fill=\"none\" stroke=\"" + c + "\" stroke-width=\"2\"/>\n";
       }
@@ -105,14 +98,14 @@ void draw_panel(std::string& s, const Panel& p, const Grid& g, const Quantity& q
       if (ok(*pt) && std::isfinite(v) && (!p.y.log || v > 0)) {
         const double x = p.px(static_cast<double>(n)), y = p.py(v);
         run.emplace_back(x, y);
-        markers += circle(x, y, 3.5, c, "",
+        markers += svg::circle(x, y, 3.5, c, "",
                           where + with_ratio(q, *pt, g.reference(n), unit, std::string(" ") + kReference));
         continue;
       }
       flush();
       if (ok(*pt)) continue;
       const double y = std::min(p.top + 9 + 11 * failed_at[n]++, p.bottom - 6);
-      s += failure_mark(p.px(static_cast<double>(n)), y, 4.5, c,
+      s += svg::failure_mark(p.px(static_cast<double>(n)), y, 4.5, c,
                         where + (pt->status == "oom" ? "out of memory" : "error") +
                             (pt->error.empty() ? "" : ": " + pt->error));
     }
@@ -134,7 +127,7 @@ std::string length_svg(const std::vector<BenchPoint>& points) {
   const Grid g(points);
   std::vector<double> lengths;
   for (int64_t n : g.lengths) lengths.push_back(static_cast<double>(n));
-  const Scale x = padded_scale(lengths, 0.06, lengths.empty() ? 0 : lengths.front() / 2);
+  const Scale x = svg::padded_scale(lengths, 0.06, lengths.empty() ? 0 : lengths.front() / 2);
   const double right1 = kLeft + kPanelWidth, left2 = right1 + kPanelGap, right2 = left2 + kPanelWidth;
   const double legend_x = right2 + kLegendGap, width = legend_x + kLegendWidth;
   const bool any_failed =
@@ -241,7 +234,7 @@ std::string accuracy_svg(const std::vector<BenchPoint>& points,
   Scale x = value_scale(speeds, 0.15);
   if (!x.log && !speeds.empty()) {
     // Around the bubbles rather than from zero: the chart compares plugins.
-    x = padded_scale(speeds, 0.2, speeds.front() / 2);
+    x = svg::padded_scale(speeds, 0.2, speeds.front() / 2);
     x.lo = std::max(x.lo, 0.0);
   }
 
@@ -281,10 +274,10 @@ std::string accuracy_svg(const std::vector<BenchPoint>& points,
                    [](const Bubble* a, const Bubble* b) { return a->radius > b->radius; });
   for (const Bubble* b : by_size) {
     const std::string c = colour(b->index);
-    s += circle(p.px(b->point->steps_per_s), p.py(b->accuracy), b->radius, c,
+    s += svg::circle(p.px(b->point->steps_per_s), p.py(b->accuracy), b->radius, c,
                 " class=\"bubble\" fill-opacity=\"0.45\" stroke=\"" + c + "\" stroke-width=\"1.5\"",
                 name(*b) + ": " + kSpeed.text(b->point->steps_per_s) + " steps/s at " +
-                    length_label(b->point->length) + ", accuracy " + fixed(b->accuracy, 2) + "%, " +
+                    length_label(b->point->length) + ", accuracy " + svg::fixed(b->accuracy, 2) + "%, " +
                     kMemory.text(memory_gb(*b->point)));
   }
   // Labels after all bubbles, so that none is covered; up and right of the
@@ -293,9 +286,10 @@ std::string accuracy_svg(const std::vector<BenchPoint>& points,
   for (const Bubble& b : bubbles) {
     const double cx = p.px(b.point->steps_per_s), cy = p.py(b.accuracy), offset = b.radius * 0.7 + 4;
     const std::string label = shorten(name(b), kLabelChars);
-    const bool left = cx + offset + text_width(label, kCharWidth) > p.right;
-    s += "<text x=\"" + coord(left ? cx - offset : cx + offset) + "\" y=\"" + coord(cy - offset + 2) + "\"" +
-         (left ? " text-anchor=\"end\"" : "") + " font-size=\"11\">" + xml_escape(label) + "</text>\n";
+    const bool left = cx + offset + svg::text_width(label, kCharWidth) > p.right;
+    s += "<text x=\"" + svg::coord(left ? cx - offset : cx + offset) + "\" y=\"" +
+         svg::coord(cy - offset + 2) + "\"" + (left ? " text-anchor=\"end\"" : "") + " font-size=\"11\">" +
+         svg::xml_escape(label) + "</text>\n";
   }
 
   Legend legend(s, p.right + kLegendGap, kTop + 6);

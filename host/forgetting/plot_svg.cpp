@@ -13,14 +13,10 @@
 namespace lra::host::forgetting {
 namespace {
 
-using svg::circle;
 using svg::coord;
-using svg::failure_mark;
 using svg::fixed;
 using svg::Legend;
 using svg::linear_ticks;
-using svg::no_data_note;
-using svg::shorten;
 using svg::Tick;
 using svg::xml_escape;
 
@@ -144,7 +140,7 @@ void draw_series(std::string& s, const Axes& a, const std::vector<CurvePoint>& p
            (series.dashed ? " stroke-dasharray=\"7,4\"" : "") + "/>\n";
     }
     for (const CurvePoint* p : run) {
-      s += circle(a.x(p->length), a.y(mean(*p)), series.marker_radius, series.colour, "",
+      s += svg::circle(a.x(p->length), a.y(mean(*p)), series.marker_radius, series.colour, "",
                   series.name + ", length " + std::to_string(p->length) + ": " + fixed(mean(*p), 3) + " ± " +
                       fixed(stdev(*p), 3));
     }
@@ -167,7 +163,7 @@ void draw_failed(std::string& s, const Axes& a, const std::vector<CurvePoint>& p
                  const std::string& colour, const std::string& label) {
   for (const CurvePoint& p : points) {
     if (p.ok()) continue;
-    s += failure_mark(a.x(p.length), a.bottom, 5, colour,
+    s += svg::failure_mark(a.x(p.length), a.bottom, 5, colour,
                       label + "length " + std::to_string(p.length) + " failed: " + p.error);
   }
 }
@@ -223,7 +219,7 @@ std::string forgetting_svg(const Curve& curve, const PlotOptions& options) {
     vertical_line(s, a, static_cast<double>(curve.train_length), kRed, "6,4", "training length = " + n);
     vertical_line(s, a, static_cast<double>(half), kGreen, "6,4", "half = " + h);
   }
-  if (!any_ok(curve.points)) no_data_note(s, a, "no completed lengths");
+  if (!any_ok(curve.points)) svg::no_data_note(s, a, "no completed lengths");
   draw_series(s, a, curve.points, {false, kLmColour, false, true, 3, "LM accuracy"});
   draw_series(s, a, curve.points, {true, kCopyColour, false, true, 3, "copy accuracy"});
   draw_failed(s, a, curve.points, kRed, "");
@@ -274,7 +270,7 @@ std::string compare_svg(const std::vector<Curve>& curves, const PlotOptions& opt
   draw_axes(s, a, options.log_x, title);
   const bool no_data = std::none_of(curves.begin(), curves.end(),
                                     [](const Curve& c) { return any_ok(c.points); });
-  if (no_data) no_data_note(s, a, curves.empty() ? "no curves" : "no completed lengths");
+  if (no_data) svg::no_data_note(s, a, curves.empty() ? "no curves" : "no completed lengths");
 
   Legend legend(s, a.right + 20, a.top + 6);
   // Legend text is cut to fit the column; the full label stays in the tooltip.
@@ -290,7 +286,7 @@ std::string compare_svg(const std::vector<Curve>& curves, const PlotOptions& opt
     draw_series(s, a, c.points, {true, colour, false, false, 2.5, c.label + " copy"});
     draw_failed(s, a, c.points, colour, c.label + ": ");
 
-    const std::string shown = shorten(c.label, kLabelChars);
+    const std::string shown = svg::shorten(c.label, kLabelChars);
     legend.line(colour, {shown + " copy", c.label + " copy"});
     legend.line(colour, {shown + " LM", c.label + " LM"}, kLegendDash);
     legend.note("fine " + length_text(c.fine) + ", coarse " + length_text(c.coarse), Legend::kTextIndent);

@@ -140,7 +140,8 @@ std::string length_text(const MemoryLength& m) { return (m.censored ? "> " : "")
 // A stored memory length: {value, censored} when `key` is a non-negative
 // integer (and `key`_censored, when present, a boolean); nullopt when absent;
 // an explanation in `bad` when mistyped.
-std::optional<MemoryLength> stored_length(const JsonReader& r, const json& doc, const std::string& key, std::string& bad) {
+std::optional<MemoryLength> stored_length(const JsonReader& r, const json& doc, const std::string& key,
+                                          std::string& bad) {
   const auto it = doc.find(key);
   if (it == doc.end()) return std::nullopt;
   const auto flag = doc.find(key + "_censored");
