@@ -3,24 +3,15 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/text.h"
+
 namespace lra::host {
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 
-std::string_view trim(std::string_view s) {
-  const char* ws = " \t\r\n";
-  auto b = s.find_first_not_of(ws);
-  if (b == std::string_view::npos) return {};
-  auto e = s.find_last_not_of(ws);
-  return s.substr(b, e - b + 1);
-}
-
-std::string join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
+using text::join;
+using text::trim;
 
 // The parsed factors of the most recent spec seen by learning_rate() on this
 // thread, so a training loop calling it every step parses the string once.
