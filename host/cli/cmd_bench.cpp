@@ -10,6 +10,7 @@
 
 #include "bench/bench_report.h"
 #include "common/json_input.h"
+#include "common/text.h"
 #include "bench/measure_step.h"
 #include "cli/commands.h"
 #include "plugins/mixer_options.h"
@@ -31,27 +32,22 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
+// The JSON document in `file`, given by `option`; errors are usage errors naming both.
+nlohmann::json read_json_option(const std::string& option, const std::string& file) {
+  std::ifstream in(file);
+  if (!in) throw Error(ErrorKind::usage, option + " " + file + ": cannot read the file");
+  try {
+    return parse_json_input(in);
+  } catch (const std::exception& e) {
+    throw Error(ErrorKind::usage, option + " " + file + ": not JSON: " + e.what());
+  }
 }
 
 // Mean test accuracy (%) per plugin over the given result.json files.
 std::map<std::string, double> accuracies_from_results(const std::vector<std::string>& files) {
   std::map<std::string, std::pair<double, int>> sum;
   for (const auto& f : files) {
-    std::ifstream in(f);
-    if (!in) throw Error(ErrorKind::usage, "--accuracy " + f + ": cannot read the file");
-    nlohmann::json j;
-    try {
-      j = parse_json_input(in);
-    } catch (const std::exception& e) {
-      throw Error(ErrorKind::usage, "--accuracy " + f + ": not JSON: " + e.what());
-    }
+    nlohmann::json j = read_json_option("--accuracy", f);
     const auto* name = j.contains("plugin") ? &j["plugin"]["name"] : nullptr;
     const auto* acc = j.contains("metrics") ? &j["metrics"]["test_accuracy"] : nullptr;
     if (!name || !name->is_string() || !acc || !acc->is_number())
@@ -72,15 +68,7 @@ std::map<std::string, double> accuracies_from_results(const std::vector<std::str
 int bench_report_command(const BenchArgs& a) {
   std::vector<bench::BenchPoint> points;
   for (const auto& f : a.report) {
-    std::ifstream in(f);
-    if (!in) throw Error(ErrorKind::usage, "--report " + f + ": cannot read the file");
-    nlohmann::json j;
-    try {
-      j = parse_json_input(in);
-    } catch (const std::exception& e) {
-      throw Error(ErrorKind::usage, "--report " + f + ": not JSON: " + e.what());
-    }
-    auto more = bench::bench_points_from_json(j, f);
+    auto more = bench::bench_points_from_json(read_json_option("--report", f), f);
     points.insert(points.end(), more.begin(), more.end());
   }
   const auto accuracy = accuracies_from_results(a.accuracy);
@@ -107,9 +95,9 @@ int bench_command(const BenchArgs& a) {
   configure_cpu_threads(effective_threads(a.threads));
   auto log = make_logger();
   std::vector<std::string> plugins = a.plugins.empty() || a.plugins == "all" ? available_plugin_names(LRA_KIND_MIXER)
-                                                                             : split_list(a.plugins);
+                                                                             : text::split_list(a.plugins);
   std::vector<int64_t> lengths;
-  for (const auto& s : split_list(a.lengths)) {
+  for (const auto& s : text::split_list(a.lengths)) {
     try {
       size_t used = 0;
       const long long v = std::stoll(s, &used);

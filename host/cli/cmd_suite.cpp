@@ -12,6 +12,7 @@
 #include "runs/child_runs.h"
 #include "common/ed25519.h"
 #include "common/json_input.h"
+#include "common/text.h"
 #include "cli/commands.h"
 #include "leaderboard/paper_reference.h"
 #include "common/utc_time.h"
@@ -54,14 +55,14 @@ std::vector<std::string> run_arguments(const SuiteArgs& a, const PlannedRun& r, 
 std::string markdown_summary(const SuiteArgs& a, const std::vector<ScoreEntry>& scores, const json& runs,
                              const std::vector<std::string>& tasks) {
   std::ostringstream md;
-  md << "# " << site::markdown_cell(a.plugin) << ": LRA suite (" << a.preset << " preset)\n\n";
+  md << "# " << text::markdown_cell(a.plugin) << ": LRA suite (" << a.preset << " preset)\n\n";
   md << "| entry | division |";
   for (const auto& t : tasks) md << " " << t << " |";
   md << " LRA average |\n|---|---|";
   for (size_t i = 0; i <= tasks.size(); ++i) md << "---:|";
   md << "\n";
   for (const auto& e : scores) {
-    md << "| " << site::markdown_cell(e.plugin + " " + e.plugin_version) << " | " << e.division << " |";
+    md << "| " << text::markdown_cell(e.plugin + " " + e.plugin_version) << " | " << e.division << " |";
     for (const auto& t : tasks) md << " " << format_task_cell(e, t) << " |";
     md << " " << format_average_cell(e) << " |\n";
   }

@@ -15,6 +15,7 @@
 
 #include "runs/child_runs.h"
 #include "common/json_input.h"
+#include "common/text.h"
 #include "cli/commands.h"
 #include "common/utc_time.h"
 #include "common/atomic_file.h"
@@ -261,7 +262,7 @@ int collect(const SweepArgs& a) {
   md << "\n";
   json rows = json::array();
   for (const auto& e : entries) {
-    md << "| " << site::markdown_cell(e.plugin) << " | " << e.division << " | " << site::max_seeds(e) << " |";
+    md << "| " << text::markdown_cell(e.plugin) << " | " << e.division << " | " << site::max_seeds(e) << " |";
     for (const auto& t : tasks) md << " " << format_task_cell(e, t) << " |";
     md << " " << format_average_cell(e) << " |\n";
     rows.push_back(to_json(e));

@@ -8,16 +8,15 @@
 #include <string_view>
 
 #include "lra/status.h"
-#include "plot/svg_text.h"
+#include "plot/chart.h"
 
 namespace lra::host::forgetting {
 namespace {
 
 using svg::coord;
-using svg::cross_path;
 using svg::fixed;
+using svg::Legend;
 using svg::linear_ticks;
-using svg::shorten;
 using svg::Tick;
 using svg::xml_escape;
 
@@ -25,48 +24,23 @@ constexpr const char* kCopyColour = "#ff7f0e";
 constexpr const char* kLmColour = "#1f77b4";
 constexpr const char* kGreen = "#2ca02c";
 constexpr const char* kRed = "#d62728";
-constexpr const char* kTab10[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-                                  "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+constexpr std::size_t kTab10 = 10;  // compare_svg's colours: the palette's first ten
+constexpr const char* kLegendDash = "6,3";
 
 // Page layout in pixels: the plot area, then a legend column on the right.
 constexpr double kLeft = 70, kTop = 40, kBottom = 60, kLegendWidth = 250;
-constexpr double kLegendRow = 18;
 constexpr int kMinWidth = 500, kMinHeight = 250;
 
 std::string length_text(const MemoryLength& m) {
   return (m.censored ? "> " : "") + std::to_string(m.value);
 }
 
-// Powers of two inside [10^lo, 10^hi], every k-th one so that at most 10
-// remain; a range holding fewer than three gets round linear values instead.
-std::vector<Tick> log_ticks(double lo, double hi) {
-  const double log2 = std::log10(2.0);
-  const long k0 = static_cast<long>(std::ceil(lo / log2 - 1e-9));
-  const long k1 = static_cast<long>(std::floor(hi / log2 + 1e-9));
-  auto first_multiple = [&](long stride) {
-    return static_cast<long>(std::ceil(static_cast<double>(k0) / static_cast<double>(stride)));
-  };
-  auto last_multiple = [&](long stride) {
-    return static_cast<long>(std::floor(static_cast<double>(k1) / static_cast<double>(stride)));
-  };
-  long stride = 1;
-  while (last_multiple(stride) - first_multiple(stride) + 1 > 10) ++stride;
-  std::vector<Tick> out;
-  for (long j = first_multiple(stride); j <= last_multiple(stride); ++j) {
-    const long k = j * stride;
-    const double v = std::pow(2.0, static_cast<double>(k));
-    out.push_back({v, fixed(v, static_cast<int>(std::max(0L, -k)))});
-  }
-  if (out.size() < 3) return linear_ticks(std::pow(10.0, lo), std::pow(10.0, hi));
-  return out;
-}
-
 // The plot area and its scales: lengths on x (linear or log10), accuracy 0..1 on y.
-class Axes {
+class Axes : public svg::Frame {
  public:
   Axes(double left_px, double top_px, double right_px, double bottom_px, bool log_x,
        const std::vector<double>& lengths)
-      : left(left_px), top(top_px), right(right_px), bottom(bottom_px), log_x_(log_x) {
+      : Frame{left_px, top_px, right_px, bottom_px}, log_x_(log_x) {
     std::vector<double> xs;
     for (double v : lengths) {
       if (!log_x || v > 0) xs.push_back(log_x ? std::log10(v) : v);
@@ -84,7 +58,7 @@ class Axes {
       lo_ -= half;
       hi_ += half;
     }
-    x_ticks = log_x ? log_ticks(lo_, hi_) : linear_ticks(lo_, hi_);
+    x_ticks = log_x ? svg::log2_ticks(lo_, hi_) : linear_ticks(lo_, hi_);
     y_ticks = linear_ticks(0, 1);
   }
 
@@ -98,7 +72,6 @@ class Axes {
     return bottom - std::clamp(accuracy, 0.0, 1.0) * (bottom - top);
   }
 
-  const double left, top, right, bottom;
   std::vector<Tick> x_ticks, y_ticks;
 
  private:
@@ -115,15 +88,6 @@ void check_size(const PlotOptions& o) {
   }
 }
 
-void open_svg(std::string& s, int width, int height, const std::string& title) {
-  const std::string w = std::to_string(width), h = std::to_string(height);
-  s += "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" + w + "\" height=\"" + h +
-       "\" viewBox=\"0 0 " + w + " " + h +
-       "\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"12\">\n";
-  s += "<title>" + xml_escape(title) + "</title>\n";
-  s += "<rect width=\"" + w + "\" height=\"" + h + "\" fill=\"#ffffff\"/>\n";
-}
-
 void vertical_line(std::string& s, const Axes& a, double length, const std::string& colour,
                    const char* dash, const std::string& tooltip) {
   const std::string x = coord(a.x(length));
@@ -135,43 +99,11 @@ void vertical_line(std::string& s, const Axes& a, double length, const std::stri
 
 // Gridlines, frame, tick labels, axis labels and the title.
 void draw_axes(std::string& s, const Axes& a, bool log_x, const std::string& title) {
-  s += "<g stroke=\"#dddddd\" stroke-width=\"1\">\n";
-  for (const Tick& t : a.x_ticks) {
-    const std::string x = coord(a.x(t.value));
-    s += "<line x1=\"" + x + "\" y1=\"" + coord(a.top) + "\" x2=\"" + x + "\" y2=\"" +
-         coord(a.bottom) + "\"/>\n";
-  }
-  for (const Tick& t : a.y_ticks) {
-    const std::string y = coord(a.y(t.value));
-    s += "<line x1=\"" + coord(a.left) + "\" y1=\"" + y + "\" x2=\"" + coord(a.right) + "\" y2=\"" +
-         y + "\"/>\n";
-  }
-  s += "</g>\n<rect x=\"" + coord(a.left) + "\" y=\"" + coord(a.top) + "\" width=\"" +
-       coord(a.right - a.left) + "\" height=\"" + coord(a.bottom - a.top) +
-       "\" fill=\"none\" stroke=\"#333333\"/>\n";
-  s += "<g font-size=\"11\" fill=\"#333333\" text-anchor=\"middle\">\n";
-  for (const Tick& t : a.x_ticks) {
-    s += "<text x=\"" + coord(a.x(t.value)) + "\" y=\"" + coord(a.bottom + 16) + "\">" + t.label +
-         "</text>\n";
-  }
-  s += "</g>\n<g font-size=\"11\" fill=\"#333333\" text-anchor=\"end\">\n";
-  for (const Tick& t : a.y_ticks) {
-    s += "<text x=\"" + coord(a.left - 6) + "\" y=\"" + coord(a.y(t.value) + 4) + "\">" + t.label +
-         "</text>\n";
-  }
-  s += "</g>\n";
-  const double cx = (a.left + a.right) / 2, cy = (a.top + a.bottom) / 2;
-  s += "<text x=\"" + coord(cx) + "\" y=\"" + coord(a.bottom + 42) + "\" text-anchor=\"middle\">" +
-       (log_x ? "Sequence length (log scale)" : "Sequence length") + "</text>\n";
-  s += "<text transform=\"translate(" + coord(a.left - 50) + " " + coord(cy) +
-       ") rotate(-90)\" text-anchor=\"middle\">Accuracy</text>\n";
-  s += "<text x=\"" + coord(cx) + "\" y=\"26\" text-anchor=\"middle\" font-size=\"16\">" +
+  svg::draw_grid(
+      s, a, a.x_ticks, [&](double v) { return a.x(v); }, a.y_ticks, [&](double v) { return a.y(v); });
+  svg::axis_labels(s, a, log_x ? "Sequence length (log scale)" : "Sequence length", "Accuracy", 50);
+  s += "<text x=\"" + coord((a.left + a.right) / 2) + "\" y=\"26\" text-anchor=\"middle\" font-size=\"16\">" +
        xml_escape(title) + "</text>\n";
-}
-
-void no_data_note(std::string& s, const Axes& a, const char* text) {
-  s += "<text x=\"" + coord((a.left + a.right) / 2) + "\" y=\"" + coord((a.top + a.bottom) / 2) +
-       "\" text-anchor=\"middle\" fill=\"#777777\">" + text + "</text>\n";
 }
 
 struct Series {
@@ -208,11 +140,9 @@ void draw_series(std::string& s, const Axes& a, const std::vector<CurvePoint>& p
            (series.dashed ? " stroke-dasharray=\"7,4\"" : "") + "/>\n";
     }
     for (const CurvePoint* p : run) {
-      s += "<circle cx=\"" + coord(a.x(p->length)) + "\" cy=\"" + coord(a.y(mean(*p))) + "\" r=\"" +
-           coord(series.marker_radius) + "\" fill=\"" + series.colour + "\"><title>" +
-           xml_escape(series.name + ", length " + std::to_string(p->length) + ": " +
-                      fixed(mean(*p), 3) + " ± " + fixed(stdev(*p), 3)) +
-           "</title></circle>\n";
+      s += svg::circle(a.x(p->length), a.y(mean(*p)), series.marker_radius, series.colour, "",
+                  series.name + ", length " + std::to_string(p->length) + ": " + fixed(mean(*p), 3) + " ± " +
+                      fixed(stdev(*p), 3));
     }
     run.clear();
   };
@@ -233,53 +163,10 @@ void draw_failed(std::string& s, const Axes& a, const std::vector<CurvePoint>& p
                  const std::string& colour, const std::string& label) {
   for (const CurvePoint& p : points) {
     if (p.ok()) continue;
-    s += "<g class=\"failed\"><title>" +
-         xml_escape(label + "length " + std::to_string(p.length) + " failed: " + p.error) +
-         "</title><path d=\"" + cross_path(a.x(p.length), a.bottom, 5) + "\" stroke=\"" + colour +
-         "\" stroke-width=\"2\" fill=\"none\"/></g>\n";
+    s += svg::failure_mark(a.x(p.length), a.bottom, 5, colour,
+                      label + "length " + std::to_string(p.length) + " failed: " + p.error);
   }
 }
-
-// Legend rows in the column right of the plot.
-class Legend {
- public:
-  Legend(std::string& s, double x, double y) : s_(s), x_(x), y_(y) {}
-
-  void line(const std::string& colour, bool dashed, const std::string& text,
-            const std::string& tooltip = "") {
-    s_ += "<line x1=\"" + coord(x_) + "\" y1=\"" + coord(y_) + "\" x2=\"" + coord(x_ + 24) +
-          "\" y2=\"" + coord(y_) + "\" stroke=\"" + colour + "\" stroke-width=\"2\"" +
-          (dashed ? " stroke-dasharray=\"6,3\"" : "") + "/>\n";
-    label(text, tooltip);
-  }
-  void area(const std::string& colour, const std::string& text) {
-    s_ += "<rect x=\"" + coord(x_) + "\" y=\"" + coord(y_ - 6) + "\" width=\"24\" height=\"12\" fill=\"" +
-          colour + "\" fill-opacity=\"0.25\"/>\n";
-    label(text, "");
-  }
-  void cross(const std::string& colour, const std::string& text) {
-    s_ += "<path d=\"" + cross_path(x_ + 12, y_, 5) + "\" stroke=\"" + colour +
-          "\" stroke-width=\"2\" fill=\"none\"/>\n";
-    label(text, "");
-  }
-  void note(const std::string& text) {
-    s_ += "<text x=\"" + coord(x_ + 32) + "\" y=\"" + coord(y_ + 4) + "\" fill=\"#555555\" font-size=\"11\">" +
-          xml_escape(text) + "</text>\n";
-    y_ += kLegendRow;
-  }
-  void gap() { y_ += kLegendRow / 2; }
-
- private:
-  void label(const std::string& text, const std::string& tooltip) {
-    s_ += "<text x=\"" + coord(x_ + 32) + "\" y=\"" + coord(y_ + 4) + "\">" +
-          (tooltip.empty() ? "" : "<title>" + xml_escape(tooltip) + "</title>") + xml_escape(text) +
-          "</text>\n";
-    y_ += kLegendRow;
-  }
-
-  std::string& s_;
-  double x_, y_;
-};
 
 void region(std::string& s, const Axes& a, double from, double to, const char* colour,
             const char* cls, const char* name) {
@@ -310,7 +197,7 @@ std::string forgetting_svg(const Curve& curve, const PlotOptions& options) {
                lengths);
 
   std::string s;
-  open_svg(s, options.width, options.height, title);
+  svg::open_svg(s, options.width, options.height, title);
 
   // Phases, over the points up to the first failure (beyond it nothing is known).
   const auto failed = std::find_if(curve.points.begin(), curve.points.end(),
@@ -332,17 +219,17 @@ std::string forgetting_svg(const Curve& curve, const PlotOptions& options) {
     vertical_line(s, a, static_cast<double>(curve.train_length), kRed, "6,4", "training length = " + n);
     vertical_line(s, a, static_cast<double>(half), kGreen, "6,4", "half = " + h);
   }
-  if (!any_ok(curve.points)) no_data_note(s, a, "no completed lengths");
+  if (!any_ok(curve.points)) svg::no_data_note(s, a, "no completed lengths");
   draw_series(s, a, curve.points, {false, kLmColour, false, true, 3, "LM accuracy"});
   draw_series(s, a, curve.points, {true, kCopyColour, false, true, 3, "copy accuracy"});
   draw_failed(s, a, curve.points, kRed, "");
 
   Legend legend(s, a.right + 20, a.top + 6);
-  legend.line(kCopyColour, false, "copy accuracy");
-  legend.line(kLmColour, false, "LM accuracy");
+  legend.line(kCopyColour, "copy accuracy");
+  legend.line(kLmColour, "LM accuracy");
   if (curve.train_length > 0) {
-    legend.line(kRed, true, "training length = " + std::to_string(curve.train_length));
-    legend.line(kGreen, true, "half = " + std::to_string(half));
+    legend.line(kRed, "training length = " + std::to_string(curve.train_length), kLegendDash);
+    legend.line(kGreen, "half = " + std::to_string(half), kLegendDash);
   }
   const auto n_failed = std::count_if(curve.points.begin(), curve.points.end(),
                                       [](const CurvePoint& p) { return !p.ok(); });
@@ -353,8 +240,8 @@ std::string forgetting_svg(const Curve& curve, const PlotOptions& options) {
   legend.area(kGreen, "fine-grained: " + length_text(curve.fine));
   legend.area(kLmColour, "coarse-grained: " + length_text(curve.coarse));
   legend.area(kRed, "amnesia");
-  legend.note("prefix rule: fine " + length_text(curve.fine_prefix));
-  legend.note("prefix rule: coarse " + length_text(curve.coarse_prefix));
+  legend.note("prefix rule: fine " + length_text(curve.fine_prefix), Legend::kTextIndent);
+  legend.note("prefix rule: coarse " + length_text(curve.coarse_prefix), Legend::kTextIndent);
   s += "</svg>\n";
   return s;
 }
@@ -375,22 +262,22 @@ std::string compare_svg(const std::vector<Curve>& curves, const PlotOptions& opt
   auto has_extra_row = [](const Curve& c) { return c.train_length > 0 || !c.complete; };
   double legend_rows = 0;
   for (const Curve& c : curves) legend_rows += has_extra_row(c) ? 4.5 : 3.5;
-  const double legend_height = legend_rows * kLegendRow;
+  const double legend_height = legend_rows * Legend::kRow;
   const int height = std::max(options.height, static_cast<int>(std::ceil(a.top + 6 + legend_height)));
 
   std::string s;
-  open_svg(s, options.width, height, title);
+  svg::open_svg(s, options.width, height, title);
   draw_axes(s, a, options.log_x, title);
   const bool no_data = std::none_of(curves.begin(), curves.end(),
                                     [](const Curve& c) { return any_ok(c.points); });
-  if (no_data) no_data_note(s, a, curves.empty() ? "no curves" : "no completed lengths");
+  if (no_data) svg::no_data_note(s, a, curves.empty() ? "no curves" : "no completed lengths");
 
   Legend legend(s, a.right + 20, a.top + 6);
   // Legend text is cut to fit the column; the full label stays in the tooltip.
   constexpr std::size_t kLabelChars = 22;
   for (std::size_t i = 0; i < curves.size(); ++i) {
     const Curve& c = curves[i];
-    const std::string colour = kTab10[i % std::size(kTab10)];
+    const std::string colour = svg::palette_colour(i, kTab10);
     if (c.train_length > 0) {
       vertical_line(s, a, static_cast<double>(c.train_length), colour, "2,4",
                     c.label + ": training length = " + std::to_string(c.train_length));
@@ -399,14 +286,14 @@ std::string compare_svg(const std::vector<Curve>& curves, const PlotOptions& opt
     draw_series(s, a, c.points, {true, colour, false, false, 2.5, c.label + " copy"});
     draw_failed(s, a, c.points, colour, c.label + ": ");
 
-    const std::string shown = shorten(c.label, kLabelChars);
-    legend.line(colour, false, shown + " copy", c.label + " copy");
-    legend.line(colour, true, shown + " LM", c.label + " LM");
-    legend.note("fine " + length_text(c.fine) + ", coarse " + length_text(c.coarse));
+    const std::string shown = svg::shorten(c.label, kLabelChars);
+    legend.line(colour, {shown + " copy", c.label + " copy"});
+    legend.line(colour, {shown + " LM", c.label + " LM"}, kLegendDash);
+    legend.note("fine " + length_text(c.fine) + ", coarse " + length_text(c.coarse), Legend::kTextIndent);
     if (has_extra_row(c)) {
       std::string extra = c.train_length > 0 ? "training length " + std::to_string(c.train_length) : "";
       if (!c.complete) extra += extra.empty() ? "incomplete" : ", incomplete";
-      legend.note(extra);
+      legend.note(extra, Legend::kTextIndent);
     }
     legend.gap();
   }

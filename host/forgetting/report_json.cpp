@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/json_input.h"
+#include "common/json_reader.h"
 #include "forgetting/memory_length.h"
 #include "forgetting/stats.h"
 #include "lra/status.h"
@@ -30,122 +31,27 @@ constexpr const char* kEitherHint =
     "--compare reads lrahost's forgetting.json (a JSON object) or the reference tool's result file (a JSON list of "
     "per-length objects): fix the file or pass another";
 
-// A NaN or Infinity of Python's json.dump, quoted by quote_non_finite: this
-// byte, then the word. A control character, so no real JSON string holds it.
-constexpr char kNonFinite = '\x01';
+// Every message is "<source>: <field>: <what>; <hint>" (common/json_reader.h);
+// Python's NaN and Infinity, quoted by quote_non_finite, are named as such.
+JsonReader reader(const std::string& source, const char* hint) {
+  return JsonReader(source, lra::ErrorKind::data, hint, NonFiniteWords::quoted);
+}
 
-// JSON has no NaN or Infinity, but Python writes them: turn each such bare
-// word into a marked string, so the reader can name the field that holds it
-// instead of failing with a parse position.
-std::string quote_non_finite(const std::string& text) {
-  static const std::string words[] = {"-Infinity", "Infinity", "NaN"};
-  std::string out;
-  out.reserve(text.size());
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      out += c;
-      if (c == '\\' && i + 1 < text.size()) {
-        out += text[++i];
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') in_string = true;
-    bool quoted = false;
-    for (const std::string& w : words) {
-      if (text.compare(i, w.size(), w) == 0) {
-        out += "\"\\u0001" + w + "\"";
-        i += w.size() - 1;
-        quoted = true;
-        break;
-      }
-    }
-    if (!quoted) out += c;
-  }
+double accuracy(const JsonReader& r, const json& v, const std::string& field) {
+  const double x = r.number(v, field);
+  if (!(x >= 0 && x <= 1)) r.fail(field, r.shown(v) + " is not in [0, 1]");
+  return x;
+}
+
+std::vector<double> accuracies(const JsonReader& r, const json& v, const std::string& field) {
+  if (!v.is_array() || v.empty()) r.fail(field, "expected a non-empty array of accuracies, got " + r.shown(v));
+  std::vector<double> out;
+  for (std::size_t i = 0; i < v.size(); ++i) out.push_back(accuracy(r, v[i], field + "[" + std::to_string(i) + "]"));
   return out;
 }
 
-bool is_non_finite(const json& v) {
-  return v.is_string() && !v.get_ref<const std::string&>().empty() && v.get_ref<const std::string&>()[0] == kNonFinite;
-}
-
-// Validation of one document; every message is "<source>: <field>: <what>; <hint>".
-class Reader {
- public:
-  Reader(const std::string& source, const char* hint) : source_(source), hint_(hint) {}
-
-  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
-    throw lra::Error(lra::ErrorKind::data,
-                     source_ + ": " + (field.empty() ? "" : field + ": ") + what + "; " + hint_);
-  }
-
-  const json& require(const json& object, const char* key, const std::string& field) const {
-    const auto it = object.find(key);
-    if (it == object.end()) fail(field, "missing");
-    return *it;
-  }
-
-  void expect_object(const json& v, const std::string& field) const {
-    if (!v.is_object()) fail(field, "expected an object, got " + shown(v));
-  }
-
-  double number(const json& v, const std::string& field) const {
-    if (is_non_finite(v)) fail(field, "expected a number, got " + shown(v) + " (Python's json writes it; JSON has none)");
-    if (!v.is_number()) fail(field, "expected a number, got " + shown(v));
-    return v.get<double>();
-  }
-
-  double accuracy(const json& v, const std::string& field) const {
-    const double x = number(v, field);
-    if (!(x >= 0 && x <= 1)) fail(field, shown(v) + " is not in [0, 1]");
-    return x;
-  }
-
-  double non_negative(const json& v, const std::string& field) const {
-    const double x = number(v, field);
-    if (!(x >= 0)) fail(field, shown(v) + " is negative");
-    return x;
-  }
-
-  int64_t integer(const json& v, const std::string& field) const {
-    const bool fits = v.is_number_integer() &&
-                      (!v.is_number_unsigned() ||
-                       v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()));
-    if (!fits) fail(field, "expected an integer, got " + shown(v));
-    return v.get<int64_t>();
-  }
-
-  std::string string(const json& v, const std::string& field) const {
-    if (!v.is_string() || is_non_finite(v)) fail(field, "expected a string, got " + shown(v));
-    return v.get<std::string>();
-  }
-
-  std::vector<double> accuracies(const json& v, const std::string& field) const {
-    if (!v.is_array() || v.empty()) fail(field, "expected a non-empty array of accuracies, got " + shown(v));
-    std::vector<double> out;
-    for (std::size_t i = 0; i < v.size(); ++i) out.push_back(accuracy(v[i], field + "[" + std::to_string(i) + "]"));
-    return out;
-  }
-
-  // The value as JSON text, shortened so a wrong array does not flood the message.
-  static std::string shown(const json& v) {
-    if (is_non_finite(v)) return v.get<std::string>().substr(1);
-    std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
-    constexpr std::size_t kMax = 60;
-    if (s.size() > kMax) s = s.substr(0, kMax - 3) + "...";
-    return s;
-  }
-
- private:
-  const std::string& source_;
-  const char* hint_;
-};
-
 // The point's length: a positive integer exceeding the previous point's.
-int64_t read_length(const Reader& r, const json& v, const std::string& field, const Curve& curve) {
+int64_t read_length(const JsonReader& r, const json& v, const std::string& field, const Curve& curve) {
   const int64_t length = r.integer(r.require(v, "length", field + ".length"), field + ".length");
   if (length <= 0) r.fail(field + ".length", std::to_string(length) + " is not positive");
   if (!curve.points.empty() && length <= curve.points.back().length) {
@@ -155,14 +61,14 @@ int64_t read_length(const Reader& r, const json& v, const std::string& field, co
   return length;
 }
 
-void check_same_size(const Reader& r, const CurvePoint& p, const std::string& field) {
+void check_same_size(const JsonReader& r, const CurvePoint& p, const std::string& field) {
   if (p.lm_accs.size() != p.copy_accs.size()) {
     r.fail(field + ".lm_accs", std::to_string(p.lm_accs.size()) + " values, but copy_accs has " +
                                    std::to_string(p.copy_accs.size()));
   }
 }
 
-CurvePoint point_from_json(const Reader& r, const json& v, const std::string& field, const Curve& curve) {
+CurvePoint point_from_json(const JsonReader& r, const json& v, const std::string& field, const Curve& curve) {
   r.expect_object(v, field);
   CurvePoint p;
   p.length = read_length(r, v, field, curve);
@@ -177,30 +83,30 @@ CurvePoint point_from_json(const Reader& r, const json& v, const std::string& fi
   p.lm_mean = r.number(r.require(v, "lm_mean", field + ".lm_mean"), field + ".lm_mean");
   p.lm_std = r.number(r.require(v, "lm_std", field + ".lm_std"), field + ".lm_std");
   p.p_value = r.number(r.require(v, "p_value", field + ".p_value"), field + ".p_value");
-  p.copy_accs = r.accuracies(r.require(v, "copy_accs", field + ".copy_accs"), field + ".copy_accs");
-  p.lm_accs = r.accuracies(r.require(v, "lm_accs", field + ".lm_accs"), field + ".lm_accs");
+  p.copy_accs = accuracies(r, r.require(v, "copy_accs", field + ".copy_accs"), field + ".copy_accs");
+  p.lm_accs = accuracies(r, r.require(v, "lm_accs", field + ".lm_accs"), field + ".lm_accs");
   check_same_size(r, p, field);
   return p;
 }
 
 // One element of the reference tool's list (curve_from_reference_json).
-CurvePoint reference_point(const Reader& r, const json& v, const std::string& field, const Curve& curve) {
+CurvePoint reference_point(const JsonReader& r, const json& v, const std::string& field, const Curve& curve) {
   r.expect_object(v, field);
   CurvePoint p;
   p.length = read_length(r, v, field, curve);
-  p.copy_mean = r.accuracy(r.require(v, "copy_mean", field + ".copy_mean"), field + ".copy_mean");
-  p.lm_mean = r.accuracy(r.require(v, "lm_mean", field + ".lm_mean"), field + ".lm_mean");
+  p.copy_mean = accuracy(r, r.require(v, "copy_mean", field + ".copy_mean"), field + ".copy_mean");
+  p.lm_mean = accuracy(r, r.require(v, "lm_mean", field + ".lm_mean"), field + ".lm_mean");
   if (const auto it = v.find("copy_std"); it != v.end()) p.copy_std = r.non_negative(*it, field + ".copy_std");
   if (const auto it = v.find("lm_std"); it != v.end()) p.lm_std = r.non_negative(*it, field + ".lm_std");
   if (const auto it = v.find("p_value"); it != v.end()) {
-    p.p_value = r.accuracy(*it, field + ".p_value");  // a probability: the same [0, 1] check
+    p.p_value = accuracy(r, *it, field + ".p_value");  // a probability: the same [0, 1] check
   }
   if (const auto it = v.find("normality"); it != v.end()) {  // reported by the tool, used by nobody
     r.expect_object(*it, field + ".normality");
     for (const char* key : {"normality", "variance_homogeneity"}) {
       const auto b = it->find(key);
       if (b != it->end() && !b->is_boolean()) {
-        r.fail(field + ".normality." + key, "expected true or false, got " + Reader::shown(*b));
+        r.fail(field + ".normality." + key, "expected true or false, got " + r.shown(*b));
       }
     }
   }
@@ -210,8 +116,8 @@ CurvePoint reference_point(const Reader& r, const json& v, const std::string& fi
            std::string("missing, though ") + (has_copy ? "copy_accs" : "lm_accs") + " is present (give both or neither)");
   }
   if (has_copy) {
-    p.copy_accs = r.accuracies(v["copy_accs"], field + ".copy_accs");
-    p.lm_accs = r.accuracies(v["lm_accs"], field + ".lm_accs");
+    p.copy_accs = accuracies(r, v["copy_accs"], field + ".copy_accs");
+    p.lm_accs = accuracies(r, v["lm_accs"], field + ".lm_accs");
     check_same_size(r, p, field);
     // The statistics are recomputed from the lists; stored means that do not
     // match them mean the file was edited or mixed up.
@@ -234,12 +140,13 @@ std::string length_text(const MemoryLength& m) { return (m.censored ? "> " : "")
 // A stored memory length: {value, censored} when `key` is a non-negative
 // integer (and `key`_censored, when present, a boolean); nullopt when absent;
 // an explanation in `bad` when mistyped.
-std::optional<MemoryLength> stored_length(const json& doc, const std::string& key, std::string& bad) {
+std::optional<MemoryLength> stored_length(const JsonReader& r, const json& doc, const std::string& key,
+                                          std::string& bad) {
   const auto it = doc.find(key);
   if (it == doc.end()) return std::nullopt;
   const auto flag = doc.find(key + "_censored");
   if (!it->is_number_integer() || it->get<int64_t>() < 0 || (flag != doc.end() && !flag->is_boolean())) {
-    bad = key + " " + Reader::shown(*it) + " is not a length";
+    bad = key + " " + r.shown(*it) + " is not a length";
     return std::nullopt;
   }
   return MemoryLength{it->get<int64_t>(), flag != doc.end() && flag->get<bool>()};
@@ -282,11 +189,11 @@ json curve_summary_json(const Curve& curve) {
 }
 
 Curve curve_from_json(const json& doc, const std::string& source) {
-  const Reader r(source, kOwnHint);
-  if (!doc.is_object()) r.fail("", "expected a JSON object, got " + Reader::shown(doc));
+  const JsonReader r = reader(source, kOwnHint);
+  if (!doc.is_object()) r.fail("", "expected a JSON object, got " + r.shown(doc));
   const json& schema = r.require(doc, "schema", "schema");
   if (!schema.is_string() || schema.get<std::string>() != kForgettingSchema) {
-    r.fail("schema", "expected \"" + std::string(kForgettingSchema) + "\", got " + Reader::shown(schema));
+    r.fail("schema", "expected \"" + std::string(kForgettingSchema) + "\", got " + r.shown(schema));
   }
   Curve curve;
   curve.label = r.string(r.require(doc, "label", "label"), "label");
@@ -300,7 +207,7 @@ Curve curve_from_json(const json& doc, const std::string& source) {
     }
   }
   const json& points = r.require(doc, "points", "points");
-  if (!points.is_array()) r.fail("points", "expected an array, got " + Reader::shown(points));
+  if (!points.is_array()) r.fail("points", "expected an array, got " + r.shown(points));
   for (std::size_t i = 0; i < points.size(); ++i) {
     curve.points.push_back(point_from_json(r, points[i], "points[" + std::to_string(i) + "]", curve));
   }
@@ -309,8 +216,8 @@ Curve curve_from_json(const json& doc, const std::string& source) {
 }
 
 Curve curve_from_reference_json(const json& doc, const std::string& source, const std::string& label) {
-  const Reader r(source, kReferenceHint);
-  if (!doc.is_array()) r.fail("", "expected a JSON list, got " + Reader::shown(doc));
+  const JsonReader r = reader(source, kReferenceHint);
+  if (!doc.is_array()) r.fail("", "expected a JSON list, got " + r.shown(doc));
   if (doc.empty()) r.fail("", "the list is empty: no tested lengths");
   Curve curve;
   curve.label = label;
@@ -330,11 +237,12 @@ std::vector<std::string> stored_length_notes(const json& doc, const Curve& curve
                           {"coarse_length", curve.coarse},
                           {"fine_length_prefix", curve.fine_prefix},
                           {"coarse_length_prefix", curve.coarse_prefix}};
+  const JsonReader r = reader(source, kOwnHint);
   std::string differences;
   bool headline_differs = false;
   for (const Field& f : fields) {
     std::string bad;
-    const auto stored = stored_length(doc, f.key, bad);
+    const auto stored = stored_length(r, doc, f.key, bad);
     std::string item;
     if (!bad.empty()) {
       item = bad + ", recomputed " + length_text(f.recomputed);
@@ -350,7 +258,7 @@ std::vector<std::string> stored_length_notes(const json& doc, const Curve& curve
   std::string note = source + ": the stored memory lengths differ from those its points give: " + differences;
   // Written before the Table 3 rule: fine_length/coarse_length are the prefix rule's values.
   std::string unused;
-  const auto fine = stored_length(doc, "fine_length", unused), coarse = stored_length(doc, "coarse_length", unused);
+  const auto fine = stored_length(r, doc, "fine_length", unused), coarse = stored_length(r, doc, "coarse_length", unused);
   if (headline_differs && !doc.contains("fine_length_prefix") && fine && coarse &&
       same(*fine, curve.fine_prefix) && same(*coarse, curve.coarse_prefix)) {
     note += " (the stored values are the prefix rule's: the file was written before lrahost adopted Table 3's rule)";
@@ -383,8 +291,8 @@ LoadedCurve load_curve_file(const std::filesystem::path& file) {
     loaded.curve = curve_from_json(doc, source);
     loaded.notes = stored_length_notes(doc, loaded.curve, source);
   } else {
-    throw lra::Error(lra::ErrorKind::data, source + ": expected a JSON list or object, got " + Reader::shown(doc) +
-                                               "; " + kEitherHint);
+    const JsonReader r = reader(source, kEitherHint);
+    r.fail("", "expected a JSON list or object, got " + r.shown(doc));
   }
   return loaded;
 }

@@ -15,33 +15,6 @@ std::string task_title(const std::string& task) {
   return it == titles.end() ? task : it->second;
 }
 
-std::string markdown_cell(std::string_view text) {
-  // Quotes are plain text in Markdown and stay readable (no &quot; in option values).
-  std::string escaped = svg::xml_escape(text);
-  for (const auto& [entity, plain] : {std::pair<std::string, std::string>{"&quot;", "\""}, {"&apos;", "'"}})
-    for (auto at = escaped.find(entity); at != std::string::npos; at = escaped.find(entity, at + plain.size()))
-      escaped.replace(at, entity.size(), plain);
-  std::string out;
-  for (char c : escaped) {
-    switch (c) {
-      case '\n':
-      case '\r':
-      case '\t': out += ' '; break;
-      case '|':
-      case '\\':
-      case '`':
-      case '*':
-      case '[':
-      case ']':
-        out += '\\';
-        out += c;
-        break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 std::string percent_text(double percent) { return svg::fixed(percent, 2); }
 
 std::string options_text(const nlohmann::json& options) {

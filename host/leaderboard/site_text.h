@@ -14,13 +14,6 @@ namespace lra::host::site {
 // "ListOps", "Path-X", ...; a task outside LRA as it is named.
 std::string task_title(const std::string& task);
 
-// Text from a result or plugin inside a Markdown table cell. Entities keep
-// < > & literal (no raw HTML reaches GitHub's renderer) and invalid UTF-8 out;
-// a line break would end the row and '|' the cell; backslash escapes keep
-// \ ` * [ ] from formatting. Underscores stay: GitHub does not emphasise
-// inside words, so linear_transformer reads as it is.
-std::string markdown_cell(std::string_view text);
-
 // 36.37 -> "36.37" (the value is already in percent).
 std::string percent_text(double percent);
 

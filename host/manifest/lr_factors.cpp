@@ -2,19 +2,9 @@
 
 #include <algorithm>
 
+#include "common/text.h"
+
 namespace lra::host {
-namespace {
-
-std::string_view trim(std::string_view s) {
-  const char* ws = " \t\r\n";
-  auto b = s.find_first_not_of(ws);
-  if (b == std::string_view::npos) return {};
-  auto e = s.find_last_not_of(ws);
-  return s.substr(b, e - b + 1);
-}
-
-}  // namespace
-
 const std::vector<std::string>& lr_factor_names() {
   static const std::vector<std::string> names = {
       "constant",    "linear_warmup", "rsqrt_decay", "rsqrt_normalized_decay",
@@ -29,7 +19,7 @@ std::optional<std::vector<LrFactor>> parse_lr_factors(std::string_view spec, std
   while (true) {
     size_t star = spec.find('*', start);
     std::string_view part =
-        trim(spec.substr(start, star == std::string_view::npos ? std::string_view::npos : star - start));
+        text::trim(spec.substr(start, star == std::string_view::npos ? std::string_view::npos : star - start));
     auto it = std::find(names.begin(), names.end(), part);
     if (it == names.end()) {
       if (bad) *bad = std::string(part);

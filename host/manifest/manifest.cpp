@@ -10,6 +10,7 @@
 
 #include <toml++/toml.h>
 
+#include "common/text.h"
 #include "manifest/lr_factors.h"
 
 namespace lra::host {
@@ -18,14 +19,7 @@ namespace {
 // ---------------------------------------------------------------------------
 // Formatting helpers
 
-std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
-  std::string out;
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i) out += sep;
-    out += v[i];
-  }
-  return out;
-}
+using text::join;
 
 // Invalid UTF-8 (a --set value is raw command-line bytes) is shown as U+FFFD
 // instead of throwing nlohmann's type_error out of an error message.
@@ -542,13 +536,7 @@ void validate_impl(const Manifest& m, const Ctx& ctx) {
   }
 }
 
-std::string trim(const std::string& s) {
-  const char* ws = " \t\r\n";
-  auto b = s.find_first_not_of(ws);
-  if (b == std::string::npos) return {};
-  auto e = s.find_last_not_of(ws);
-  return s.substr(b, e - b + 1);
-}
+std::string trim(const std::string& s) { return std::string(text::trim(s)); }
 
 std::string all_dotted_keys_hint() {
   std::vector<std::string> parts;

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <iterator>
 
+#include "common/text.h"
+
 namespace lra::host {
 namespace {
 
@@ -15,17 +17,11 @@ constexpr std::string_view kSmokeDir = "smoke/";
 constexpr std::string_view kForgettingDir = "forgetting-v1/";
 constexpr std::string_view kExt = ".toml";
 
-std::string join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
-
 std::string_view preset_dir(const std::string& preset) {
   if (preset == "official") return kOfficialDir;
   if (preset == "smoke") return kSmokeDir;
   throw Error(ErrorKind::usage,
-              "unknown preset '" + preset + "' (valid presets: " + join(preset_names()) + ")");
+              "unknown preset '" + preset + "' (valid presets: " + text::join(preset_names()) + ")");
 }
 
 }  // namespace
@@ -69,7 +65,7 @@ Manifest load_preset(const std::string& task, const std::string& preset) {
     auto tasks = preset_tasks(preset);
     throw Error(ErrorKind::usage, "no " + preset + " manifest for task '" + task + "' (tasks with " +
                                       preset + " manifests: " +
-                                      (tasks.empty() ? std::string("none") : join(tasks)) +
+                                      (tasks.empty() ? std::string("none") : text::join(tasks)) +
                                       "; or pass --manifest FILE)");
   }
   Manifest m = parse_manifest(f->text, "builtin:" + file);

@@ -8,20 +8,13 @@
 #include <string_view>
 #include <vector>
 
+#include "common/text.h"
+
 namespace lra::host::svg {
 
-// Text from a file made safe to show to a person: characters that are
-// invisible or reorder what surrounds them — C0/C1 controls (tab, newline and
-// carriage return excepted), bidi embeddings, overrides and isolates
-// (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F, U+061C), zero-width and
-// other format characters (U+200B-U+200D, U+2060-U+2064, U+FEFF, U+180E,
-// U+00AD) — are written as "<U+XXXX>", and each byte of invalid UTF-8 as
-// "<0xNN>", so a plugin name cannot pass itself off as another.
-std::string visible_text(std::string_view text);
-
-// XML character data: visible_text, then markup escaped (the escapes' "<" and
-// ">" included).
-std::string xml_escape(std::string_view text);
+// Safe text (common/text.h), where the SVG reports have always found it.
+using text::visible_text;
+using text::xml_escape;
 
 // Fixed-point text, independent of the locale; non-finite values become 0 so
 // that no "nan" or "inf" reaches an SVG or report.

@@ -10,16 +10,11 @@
 #include <boost/dll/shared_library.hpp>
 
 #include "common/sha256.h"
+#include "common/text.h"
 #include "lra/status.h"
 
 namespace lra::host {
 namespace {
-
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string out;
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
-  return out;
-}
 
 [[noreturn]] void reject(const std::filesystem::path& file, const std::vector<std::string>& problems) {
   std::string msg = "plugin '" + file.string() + "' rejected:";
@@ -161,7 +156,7 @@ std::filesystem::path resolve_plugin(const std::string& name_or_path, uint32_t k
     if (p.error.empty() && p.descriptor.name == name_or_path && p.descriptor.kind == kind) return p.file;
   auto names = available_plugin_names(kind);
   throw Error(ErrorKind::plugin, std::string("no ") + kind_name(kind) + " plugin named '" + name_or_path +
-                                     "' (available: " + (names.empty() ? "none found" : join(names, ", ")) +
+                                     "' (available: " + (names.empty() ? "none found" : text::join(names, ", ")) +
                                      "); give a name from that list or the path of a .so");
 }
 

@@ -6,6 +6,8 @@
 #include <sstream>
 #include <thread>
 
+#include "common/text.h"
+
 namespace lra::host {
 namespace {
 
@@ -17,13 +19,6 @@ std::string read_text(const char* path) {
   return ss.str();
 }
 
-std::string_view trim(std::string_view s) {
-  const auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string_view::npos) return {};
-  const auto e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
-
 // Calls fn(key, value) for each "key<sep>value" line; stops when fn returns true.
 template <class Fn>
 void for_each_line(std::string_view text, char sep, Fn&& fn) {
@@ -33,7 +28,7 @@ void for_each_line(std::string_view text, char sep, Fn&& fn) {
     text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
     const auto pos = line.find(sep);
     if (pos == std::string_view::npos) continue;
-    if (fn(trim(line.substr(0, pos)), trim(line.substr(pos + 1)))) return;
+    if (fn(text::trim(line.substr(0, pos)), text::trim(line.substr(pos + 1)))) return;
   }
 }
 
@@ -75,7 +70,7 @@ std::optional<std::uint64_t> meminfo_total_bytes(std::string_view text) {
       n = n * 10 + static_cast<std::uint64_t>(value[i] - '0');
     }
     if (i == 0) return true;
-    const std::string_view unit = trim(value.substr(i));
+    const std::string_view unit = text::trim(value.substr(i));
     if (unit == "kB" || unit == "KB" || unit == "kb") n *= 1024;
     else if (!unit.empty()) return true;
     total = n;

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/text.h"
 #include "lra/status.h"
 
 extern "C" char** environ;
@@ -22,11 +23,7 @@ namespace lra::host {
 namespace fs = std::filesystem;
 
 std::vector<std::string> split_list(const std::string& s, const std::string& what) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
+  std::vector<std::string> out = text::split_list(s);
   if (out.empty()) throw Error(ErrorKind::usage, what + ": expected a comma-separated list, got '" + s + "'");
   return out;
 }

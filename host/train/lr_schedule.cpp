@@ -4,18 +4,13 @@
 #include <cmath>
 #include <string>
 
+#include "common/text.h"
 #include "lra/status.h"
 
 namespace lra::host {
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
-
-std::string factor_list() {
-  std::string out;
-  for (const auto& s : lr_factor_names()) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
 
 double wsd_factor(double s, double warmup, double steps, double decay) {
   const double stable_end = steps - decay;  // W + S
@@ -36,7 +31,7 @@ LrSchedule::LrSchedule(const TrainConfig& cfg)
   auto f = parse_lr_factors(cfg.schedule, &bad);
   if (!f) {
     throw Error(ErrorKind::rules, "train.schedule = \"" + cfg.schedule + "\": unknown factor '" + bad +
-                                      "' (known factors: " + factor_list() + ")");
+                                      "' (known factors: " + text::join(lr_factor_names()) + ")");
   }
   factors_ = std::move(*f);
 }

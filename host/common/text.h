@@ -1,0 +1,51 @@
+// common/text.h — small text helpers every part of the host shares: lists
+// joined and split, blanks trimmed, text made safe to show (to a person, in
+// XML, in a Markdown table). No dependencies beyond the standard library, so
+// the lowest libraries (plot/, common/) can use it.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lra::host::text {
+
+// {"a", "b"} -> "a, b" (with sep ", ").
+std::string join(const std::vector<std::string>& items, std::string_view sep = ", ");
+
+// Without leading and trailing blanks (space, tab, CR, LF).
+std::string_view trim(std::string_view s);
+
+// "a,b,,c" -> {"a", "b", "c"}: the non-empty items between `sep`s.
+std::vector<std::string> split_list(const std::string& s, char sep = ',');
+
+// Text from a file made safe to show to a person: characters that are
+// invisible or reorder what surrounds them — C0/C1 controls (tab, newline and
+// carriage return excepted), bidi embeddings, overrides and isolates
+// (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F, U+061C), zero-width and
+// other format characters (U+200B-U+200D, U+2060-U+2064, U+FEFF, U+180E,
+// U+00AD) — are written as "<U+XXXX>", and each byte of invalid UTF-8 as
+// "<0xNN>", so a plugin name cannot pass itself off as another.
+std::string visible_text(std::string_view text);
+
+// XML character data: visible_text, then markup escaped (the escapes' "<" and
+// ">" included).
+std::string xml_escape(std::string_view text);
+
+// How markdown_cell keeps text literal inside a GitHub Markdown table cell.
+enum class MarkdownEscape {
+  // visible_text, then < > & as entities (no raw HTML reaches GitHub's
+  // renderer; quotes stay plain), tab/CR/LF as spaces, and backslash escapes
+  // for | \ ` * [ ]. The leaderboard pages and the suite/sweep tables.
+  entities,
+  // The bytes as they are, CR/LF as spaces, and backslash escapes for
+  // \ | ` * [ ] < >. The bench tables.
+  backslashes,
+};
+
+// Text inside a Markdown table cell: a line break would end the row and '|'
+// the cell; the escapes keep the rest from formatting. Underscores stay:
+// GitHub does not emphasise inside words, so linear_transformer reads as it is.
+std::string markdown_cell(std::string_view text, MarkdownEscape how = MarkdownEscape::entities);
+
+}  // namespace lra::host::text
