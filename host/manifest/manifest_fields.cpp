@@ -5,6 +5,8 @@
 namespace lra::host {
 namespace manifest_detail {
 
+using nlohmann::json;
+
 bool is_name_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
          c == '-';
@@ -12,10 +14,14 @@ bool is_name_char(char c) {
 
 // ---------------------------------------------------------------------------
 // Field tables. A scalar field is stored in the member of the same name, read
-// from Typed::`from`.
+// from Typed::`from` and written to JSON as is (int64_t stays an integer,
+// double a float).
 
-#define LRA_FIELD(sec, k, kind, from, optional) \
-  FieldDef { #k, kind, [](Manifest& m, const Typed& t) { m.sec.k = t.from; }, optional }
+#define LRA_FIELD(sec, k, kind, from, optional)                                \
+  FieldDef {                                                                   \
+    #k, kind, [](Manifest& m, const Typed& t) { m.sec.k = t.from; },           \
+        [](const Manifest& m) -> json { return m.sec.k; }, optional            \
+  }
 #define LRA_INT(sec, k) LRA_FIELD(sec, k, Kind::integer, i, false)
 #define LRA_NUM(sec, k) LRA_FIELD(sec, k, Kind::number, d, false)
 #define LRA_STR(sec, k) LRA_FIELD(sec, k, Kind::string, s, false)
@@ -29,7 +35,15 @@ const std::vector<FieldDef>& model_fields() {
       LRA_NUM(model, attention_dropout), LRA_STR(model, pooling), LRA_STR(model, positions),
       LRA_INT(model, max_len),
       LRA_STR_OPTIONAL(model, padding_mask),
-      LRA_STR_OPTIONAL(model, positions_without_rotary),
+      // In to_json only where the manifest has it: resolved configurations of
+      // older releases stay as they were.
+      {"positions_without_rotary", Kind::string,
+       [](Manifest& m, const Typed& t) { m.model.positions_without_rotary = t.s; },
+       [](const Manifest& m) -> json {
+         const std::string& v = m.model.positions_without_rotary;
+         return v.empty() ? json() : json(v);
+       },
+       true},
   };
   return f;
 }
@@ -49,7 +63,8 @@ const std::vector<FieldDef>& train_fields() {
        [](Manifest& m, const Typed& t) {
          m.train.beta1 = t.pair[0];
          m.train.beta2 = t.pair[1];
-       }},
+       },
+       [](const Manifest& m) -> json { return json::array({m.train.beta1, m.train.beta2}); }},
       LRA_NUM(train, eps),
       LRA_NUM(train, grad_clip),
       LRA_INT(train, eval_every),
@@ -64,7 +79,8 @@ const std::vector<FieldDef>& rules_fields() {
   static const std::vector<FieldDef> f = {
       LRA_NUM(rules, param_budget_ratio),
       // The trial seeds a complete submission runs (lrahost suite, verify); optional: default [train.seed].
-      {"seeds", Kind::int_list, [](Manifest& m, const Typed& t) { m.rules.seeds = t.list; }, true},
+      {"seeds", Kind::int_list, [](Manifest& m, const Typed& t) { m.rules.seeds = t.list; },
+       [](const Manifest& m) -> json { return trial_seeds(m); }, true},
   };
   return f;
 }

@@ -4,7 +4,8 @@
 //
 // The field tables are the one list of the [model], [train] and [rules] keys:
 // each FieldDef says how a TOML value is converted (Kind), where it is stored
-// (set: used by parse_manifest and apply_override).
+// (set: used by parse_manifest and apply_override) and what to_json writes
+// for it (get).
 #pragma once
 
 #include <cstdint>
@@ -65,7 +66,8 @@ struct Typed {
 struct FieldDef {
   const char* key;
   Kind kind;
-  void (*set)(Manifest&, const Typed&);  // stores a converted value (reading, --set)
+  void (*set)(Manifest&, const Typed&);     // stores a converted value (reading, --set)
+  nlohmann::json (*get)(const Manifest&);  // the value to_json writes; null = key left out
   bool optional = false;  // absent = the TrainConfig/ModelConfig default (keys added after v1's first release)
 };
 
