@@ -113,11 +113,22 @@ void write_bundle(const fs::path& out, const json& index, const std::vector<Bund
   if (ec) fail(ec.message());
 }
 
-json extract_bundle(const fs::path& bundle, const fs::path& dest) {
-  auto bad = [&](const std::string& what) -> Error {
-    return Error(ErrorKind::data, "bundle " + bundle.string() + ": " + what +
-                                      " (expected a bundle written by `lrahost submit`)");
-  };
+namespace {
+
+// What the bundle holds, as extracted: name -> SHA-256 of the bytes, and the text of bundle.json.
+struct Extracted {
+  std::map<std::string, std::string> hashes;
+  std::string index_text;
+};
+
+// The refusal of a malformed or hostile bundle.
+Error bad_bundle(const fs::path& bundle, const std::string& what) {
+  return Error(ErrorKind::data, "bundle " + bundle.string() + ": " + what +
+                                    " (expected a bundle written by `lrahost submit`)");
+}
+
+// The bundle exists and `dest` is a new or empty folder, created.
+void prepare_extraction(const fs::path& bundle, const fs::path& dest) {
   std::error_code ec;
   if (!fs::is_regular_file(bundle, ec))
     throw Error(ErrorKind::usage, "no such bundle file: " + bundle.string() + " (give the file `lrahost submit` wrote)");
@@ -125,79 +136,110 @@ json extract_bundle(const fs::path& bundle, const fs::path& dest) {
     throw Error(ErrorKind::usage, "--out " + dest.string() + " is not empty; give a new or empty folder");
   fs::create_directories(dest, ec);
   if (ec) throw Error(ErrorKind::storage, "cannot create " + dest.string() + ": " + ec.message());
+}
 
+// An entry's header: a regular file, of an allowed name, new, within the entry count and its size limit.
+void check_entry_header(const fs::path& bundle, archive_entry* e, const std::string& name, const Extracted& got) {
+  if (archive_entry_filetype(e) != AE_IFREG)
+    throw bad_bundle(bundle, "entry '" + name + "' is not a regular file (links and devices are refused)");
+  if (!is_allowed_bundle_name(name)) throw bad_bundle(bundle, "entry '" + name + "' is not a name a bundle may hold");
+  if (got.hashes.count(name)) throw bad_bundle(bundle, "entry '" + name + "' appears twice");
+  if (got.hashes.size() >= kMaxEntries)
+    throw bad_bundle(bundle, "more than " + std::to_string(kMaxEntries) + " entries");
+  const int64_t declared = archive_entry_size(e);
+  if (declared < 0 || declared > size_limit(name))
+    throw bad_bundle(bundle, "entry '" + name + "' is " + std::to_string(declared) + " bytes, over the limit of " +
+                                 std::to_string(size_limit(name)));
+}
+
+// Writes the current entry's bytes to dest/name, hashing them (bundle.json's also kept as text).
+void extract_entry(const fs::path& bundle, archive* a, const fs::path& dest, const std::string& name,
+                   Extracted& got) {
+  std::error_code ec;
+  const fs::path target = dest / name;
+  fs::create_directories(target.parent_path(), ec);
+  if (ec) throw Error(ErrorKind::storage, "cannot create " + target.parent_path().string() + ": " + ec.message());
+  std::ofstream out(target, std::ios::binary | std::ios::trunc);
+  if (!out) throw Error(ErrorKind::storage, "cannot write " + target.string() + ": " + std::strerror(errno));
+  Sha256 h;
+  std::vector<char> buf(1 << 20);
+  int64_t total = 0;
+  for (;;) {
+    const la_ssize_t n = archive_read_data(a, buf.data(), buf.size());
+    if (n < 0) throw bad_bundle(bundle, "entry '" + name + "' is unreadable: " + archive_error_string(a));
+    if (n == 0) break;
+    total += n;
+    if (total > size_limit(name)) throw bad_bundle(bundle, "entry '" + name + "' is longer than it declares");
+    h.update(buf.data(), static_cast<size_t>(n));
+    out.write(buf.data(), n);
+    if (name == kBundleIndexName) got.index_text.append(buf.data(), static_cast<size_t>(n));
+  }
+  out.close();
+  if (!out) throw Error(ErrorKind::storage, "cannot write " + target.string() + ": " + std::strerror(errno));
+  const std::string& sha = got.hashes[name] = h.hex_digest();
+  if (name.rfind("plugins/", 0) == 0 && name.substr(8, 64) != sha)
+    throw bad_bundle(bundle, "entry '" + name + "' is named by a SHA-256 its bytes do not have (" + sha + ")");
+}
+
+// Every entry of the archive, checked and extracted into `dest`.
+Extracted extract_entries(const fs::path& bundle, const fs::path& dest) {
   std::unique_ptr<archive, ArchiveReadFree> a(archive_read_new());
   archive_read_support_format_tar(a.get());
   archive_read_support_filter_gzip(a.get());
   archive_read_support_filter_none(a.get());
   if (archive_read_open_filename(a.get(), bundle.c_str(), 1 << 16) != ARCHIVE_OK)
-    throw bad(std::string("not a tar archive: ") + archive_error_string(a.get()));
-  std::map<std::string, std::string> hashes;  // name -> SHA-256 of the bytes extracted
-  std::string index_text;
+    throw bad_bundle(bundle, std::string("not a tar archive: ") + archive_error_string(a.get()));
+  Extracted got;
   archive_entry* e = nullptr;
   for (;;) {
     const int rc = archive_read_next_header(a.get(), &e);
     if (rc == ARCHIVE_EOF) break;
-    if (rc != ARCHIVE_OK) throw bad(std::string("unreadable archive: ") + archive_error_string(a.get()));
+    if (rc != ARCHIVE_OK) throw bad_bundle(bundle, std::string("unreadable archive: ") + archive_error_string(a.get()));
     const char* raw = archive_entry_pathname(e);
     const std::string name = raw ? raw : "";
     if (archive_entry_filetype(e) == AE_IFDIR) continue;  // folders are implied by the names
-    if (archive_entry_filetype(e) != AE_IFREG)
-      throw bad("entry '" + name + "' is not a regular file (links and devices are refused)");
-    if (!is_allowed_bundle_name(name)) throw bad("entry '" + name + "' is not a name a bundle may hold");
-    if (hashes.count(name)) throw bad("entry '" + name + "' appears twice");
-    if (hashes.size() >= kMaxEntries) throw bad("more than " + std::to_string(kMaxEntries) + " entries");
-    const int64_t declared = archive_entry_size(e);
-    if (declared < 0 || declared > size_limit(name))
-      throw bad("entry '" + name + "' is " + std::to_string(declared) + " bytes, over the limit of " +
-                std::to_string(size_limit(name)));
-    const fs::path target = dest / name;
-    fs::create_directories(target.parent_path(), ec);
-    if (ec) throw Error(ErrorKind::storage, "cannot create " + target.parent_path().string() + ": " + ec.message());
-    std::ofstream out(target, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error(ErrorKind::storage, "cannot write " + target.string() + ": " + std::strerror(errno));
-    Sha256 h;
-    std::vector<char> buf(1 << 20);
-    int64_t total = 0;
-    for (;;) {
-      const la_ssize_t got = archive_read_data(a.get(), buf.data(), buf.size());
-      if (got < 0) throw bad("entry '" + name + "' is unreadable: " + archive_error_string(a.get()));
-      if (got == 0) break;
-      total += got;
-      if (total > size_limit(name)) throw bad("entry '" + name + "' is longer than it declares");
-      h.update(buf.data(), static_cast<size_t>(got));
-      out.write(buf.data(), got);
-      if (name == kBundleIndexName) index_text.append(buf.data(), static_cast<size_t>(got));
-    }
-    out.close();
-    if (!out) throw Error(ErrorKind::storage, "cannot write " + target.string() + ": " + std::strerror(errno));
-    hashes[name] = h.hex_digest();
-    if (name.rfind("plugins/", 0) == 0 && name.substr(8, 64) != hashes[name])
-      throw bad("entry '" + name + "' is named by a SHA-256 its bytes do not have (" + hashes[name] + ")");
+    check_entry_header(bundle, e, name, got);
+    extract_entry(bundle, a.get(), dest, name, got);
   }
-  if (!hashes.count(kBundleIndexName)) throw bad("no bundle.json in it");
+  return got;
+}
+
+// bundle.json parsed, of the bundle schema, and listing exactly the entries extracted with their hashes.
+json check_bundle_index(const fs::path& bundle, const Extracted& got) {
+  if (!got.hashes.count(kBundleIndexName)) throw bad_bundle(bundle, "no bundle.json in it");
   json index;
   try {
-    index = parse_json_input(index_text);
+    index = parse_json_input(got.index_text);
   } catch (const JsonInputError& err) {
-    throw bad(std::string("bundle.json is not valid JSON: ") + err.what());
+    throw bad_bundle(bundle, std::string("bundle.json is not valid JSON: ") + err.what());
   }
   if (!index.is_object() || index.value("schema", json()) != kBundleSchema)
-    throw bad(std::string("bundle.json: schema is not \"") + kBundleSchema + "\"");
+    throw bad_bundle(bundle, std::string("bundle.json: schema is not \"") + kBundleSchema + "\"");
   const json& listed = index.value("files", json());
-  if (!listed.is_object()) throw bad("bundle.json: 'files' must be an object of name -> sha256");
+  if (!listed.is_object()) throw bad_bundle(bundle, "bundle.json: 'files' must be an object of name -> sha256");
   std::set<std::string> seen;
   for (const auto& [name, sha] : listed.items()) {
-    if (!sha.is_string()) throw bad("bundle.json: files." + name + " must be a SHA-256 string");
-    const auto it = hashes.find(name);
-    if (it == hashes.end()) throw bad("bundle.json lists '" + name + "', which the archive does not hold");
+    if (!sha.is_string()) throw bad_bundle(bundle, "bundle.json: files." + name + " must be a SHA-256 string");
+    const auto it = got.hashes.find(name);
+    if (it == got.hashes.end())
+      throw bad_bundle(bundle, "bundle.json lists '" + name + "', which the archive does not hold");
     if (it->second != sha.get<std::string>())
-      throw bad("entry '" + name + "' has SHA-256 " + it->second + ", bundle.json says " + sha.get<std::string>());
+      throw bad_bundle(bundle,
+                       "entry '" + name + "' has SHA-256 " + it->second + ", bundle.json says " + sha.get<std::string>());
     seen.insert(name);
   }
-  for (const auto& [name, sha] : hashes)
-    if (name != kBundleIndexName && !seen.count(name)) throw bad("entry '" + name + "' is not listed in bundle.json");
+  for (const auto& [name, sha] : got.hashes)
+    if (name != kBundleIndexName && !seen.count(name))
+      throw bad_bundle(bundle, "entry '" + name + "' is not listed in bundle.json");
   return index;
+}
+
+}  // namespace
+
+json extract_bundle(const fs::path& bundle, const fs::path& dest) {
+  prepare_extraction(bundle, dest);
+  const Extracted got = extract_entries(bundle, dest);
+  return check_bundle_index(bundle, got);
 }
 
 }  // namespace lra::host

@@ -1,6 +1,7 @@
 #include "results/closed_checks.h"
 
 #include "common/json_input.h"
+#include "results/field_checker.h"
 
 namespace lra::host {
 namespace {
@@ -9,10 +10,7 @@ using nlohmann::json;
 
 constexpr std::size_t kMaxListed = 40;
 
-std::string show(const json& v) {
-  std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
-  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
-}
+std::string show(const json& v) { return verify_internal::show(v, 60); }
 
 // Leaves of `want` that `have` does not match, as "path is X, ... says Y".
 void compare(const json& have, const json& want, const json& defaults, const std::string& path,

@@ -1,0 +1,51 @@
+// verify's integrity stages: the digest matches the content, a signature
+// verifies over it, and the weights are the ones the result records.
+#include "results/verify_checks.h"
+
+#include "common/json_input.h"
+#include "common/sha256.h"
+#include "results/result.h"
+#include "results/signature.h"
+
+namespace lra::host::verify_internal {
+
+using nlohmann::json;
+
+void check_digest(Checker& c, const json& result) {
+  if (const json* digest = c.require("digest", kString)) {
+    const std::string recomputed = compute_digest(result);
+    if (digest->get<std::string>() != recomputed) {
+      c.fail("content was edited after the run (digest " + digest->get<std::string>() +
+             " != recomputed " + recomputed + ")");
+    }
+  }
+}
+
+std::string check_result_signature(Checker& c, const json& result) {
+  if (const SignatureCheck sig = check_signature(result); sig.present) {
+    if (sig.valid) return sig.key_id;
+    c.fail(sig.problem);
+  }
+  return "";
+}
+
+void check_model_field(Checker& c) {
+  c.optional("model", kObject);
+  check_sha256_field(c, "model.sha256", c.optional("model.sha256", kString));
+}
+
+void check_model_file(const json& result, const std::filesystem::path& result_file, VerifyReport& report) {
+  std::error_code ec;
+  const std::filesystem::path model = result_file.parent_path() / "model.pt";
+  const json* recorded = json_at(result, {"model", "sha256"});
+  if (recorded && recorded->is_string() && std::filesystem::is_regular_file(model, ec)) {
+    const std::string have = sha256_file(model);
+    if (normalise_sha256(recorded->get<std::string>()) != have) {
+      report.reasons.push_back("model.pt was changed after the run (sha256 " + have + " != recorded model.sha256 " +
+                               recorded->get<std::string>() + ")");
+      report.valid = false;
+    }
+  }
+}
+
+}  // namespace lra::host::verify_internal

@@ -1,0 +1,121 @@
+// verify's first stages: the schema, then every field of result.json present
+// (when required), of its type, and in its range.
+#include "results/verify_checks.h"
+
+#include "results/result.h"
+
+namespace lra::host::verify_internal {
+namespace {
+
+using nlohmann::json;
+
+void check_host_section(Checker& c) {
+  if (!c.require("host", kObject)) return;
+  for (const char* k : {"host.version", "host.git_revision", "host.build_type", "host.compiler",
+                        "host.torch_version"}) {
+    c.optional(k, kString);
+  }
+  c.optional("host.git_dirty", kBool | kNull);
+  c.optional("host.cuda_version", kString | kNull);
+}
+
+// Returns plugin.params.total.
+const json* check_plugin_section(Checker& c) {
+  const json* total = nullptr;
+  if (!c.require("plugin", kObject)) return total;
+  c.require("plugin.name", kString);
+  c.require("plugin.version", kString);
+  c.optional("plugin.file", kString | kNull);
+  check_sha256_field(c, "plugin.sha256", c.require("plugin.sha256", kString));
+  c.require("plugin.options", kObject);
+  if (c.require("plugin.params", kObject)) {
+    total = c.require("plugin.params.total", kInteger);
+    if (const json* mixer = c.optional("plugin.params.mixer", kInteger | kNull);
+        mixer && total && mixer->is_number()) {
+      const auto m = as_i64(mixer), t = as_i64(total);
+      if (m && t && (*m < 0 || *m > *t)) {
+        c.fail("plugin.params.mixer " + show(*mixer) + " must be between 0 and plugin.params.total " +
+               show(*total));
+      }
+    }
+  }
+  c.array_of("plugin.capabilities", kString, false);
+  return total;
+}
+
+void check_task_section(Checker& c, ResultFields& f) {
+  if (!c.require("task", kObject)) return;
+  f.task_name = c.require("task.name", kString);
+  c.require("task.manifest", kString);
+  f.manifest_sha = c.require("task.manifest_sha256", kString);
+  check_sha256_field(c, "task.manifest_sha256", f.manifest_sha);
+  f.preset = c.optional("task.preset", kString | kNull);
+  c.require("task.data_fingerprint", kString | kObject);
+  if (c.require("task.examples", kObject))
+    for (const char* k : {"task.examples.train", "task.examples.val", "task.examples.test"})
+      check_non_negative(c, k, c.require(k, kInteger));
+}
+
+void check_rules_section(Checker& c, ResultFields& f) {
+  if (!c.require("rules", kObject)) return;
+  f.reference_params = c.require("rules.reference_params", kInteger);
+  f.budget_ratio = c.require("rules.param_budget_ratio", kNumber);
+  f.budget = c.require("rules.param_budget", kInteger);
+}
+
+void check_metrics_section(Checker& c) {
+  if (!c.require("metrics", kObject)) return;
+  for (const char* k : {"metrics.test_accuracy", "metrics.best_val_accuracy",
+                        "metrics.final_train_accuracy"}) {
+    check_accuracy(c, k, c.require(k, kNumber));
+  }
+  check_accuracy(c, "metrics.majority_class_rate",
+                 c.optional("metrics.majority_class_rate", kNumber | kNull));
+  check_non_negative(c, "metrics.final_train_loss", c.require("metrics.final_train_loss", kNumber));
+  check_non_negative(c, "metrics.best_val_step", c.optional("metrics.best_val_step", kInteger | kNull));
+}
+
+void check_timing_section(Checker& c) {
+  if (!c.require("timing", kObject)) return;
+  for (const char* k : {"timing.wall_seconds", "timing.train_seconds", "timing.steps_per_second",
+                        "timing.peak_memory_bytes"}) {
+    check_non_negative(c, k, c.optional(k, kNumber | kNull));
+  }
+}
+
+}  // namespace
+
+void check_schema(Checker& c) {
+  if (const json* s = c.require("schema", kString); s && *s != kResultSchema) {
+    c.fail("schema is " + show(*s) + ", expected " + quoted(kResultSchema) +
+           " (written by another version of lrahost?)");
+  }
+}
+
+ResultFields check_result_fields(Checker& c) {
+  ResultFields f;
+  f.division = c.require("division", kString);
+  f.division_reasons = c.array_of("division_reasons", kString, true);
+  f.valid = c.require("valid", kBool);
+  f.invalid_reasons = c.array_of("invalid_reasons", kString, true);
+
+  check_host_section(c);
+  c.require("system", kObject);
+  f.params_total = check_plugin_section(c);
+  check_task_section(c, f);
+  check_rules_section(c, f);
+
+  c.require("seed", kInteger);
+  f.overrides = c.array_of("overrides", kString, true);
+  c.require("config", kObject);
+
+  check_metrics_section(c);
+  c.array_of("history", kObject, true);
+  check_timing_section(c);
+  c.array_of("command_line", kString, true);
+  c.require("started_at", kString);
+  c.require("finished_at", kString);
+  return f;
+}
+
+}  // namespace lra::host::verify_internal
