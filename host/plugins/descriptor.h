@@ -1,5 +1,6 @@
 // A plugin's descriptor as read from its file, and the compatibility rules
-// between that descriptor and this host (ARCHITECTURE §3).
+// between that descriptor and this host (docs/abi.md, "The descriptor, read
+// before loading" and "Compatibility promise").
 #pragma once
 
 #include <cstddef>

@@ -1,4 +1,5 @@
-// The forgetting-curve measurement (reference forgetting-curve.md §3-§10).
+// The forgetting-curve measurement (docs/forgetting.md, "What is measured" to
+// "The memory lengths").
 #include <cmath>
 #include <filesystem>
 #include <stdexcept>
@@ -109,7 +110,7 @@ TEST(ForgettingSamples, TooShortAStreamIsADataErrorNamingTheSizes) {
 }
 
 TEST(ForgettingScoring, ScoresTheLastHalfOfTheSecondS) {
-  EXPECT_EQ(scored_range(523).end - scored_range(523).first, 262);  // reference §5 example
+  EXPECT_EQ(scored_range(523).end - scored_range(523).first, 262);  // ceil(523 / 2)
   EXPECT_EQ(scored_range(8).end - scored_range(8).first, 4);
   EXPECT_EQ(scored_range(9).first, 2 * 9 + 2 - 5);
   EXPECT_EQ(scored_range(9).end, 2 * 9 + 2);  // the eos position is never scored
