@@ -37,7 +37,7 @@ TEST(ForgettingLengths, LinearScheduleMatchesTheReferenceTool) {
   auto L = test_lengths(16000, 32, "linear");
   ASSERT_EQ(L.size(), 32u);
   EXPECT_EQ(L[0], 8);
-  EXPECT_EQ(L[1], 523);  // the reference sheet's example: 8, 523, 1039, ..., 16000
+  EXPECT_EQ(L[1], 523);  // the reference tool's schedule: 8, 523, 1039, ..., 16000 (8 + i * 15992 / 31, truncated)
   EXPECT_EQ(L[2], 1039);
   EXPECT_EQ(L.back(), 16000);
 }
