@@ -66,7 +66,8 @@ std::filesystem::path find_brown_dir(const std::string& explicit_dir);
 // The byte-level LM's token stream of one part: id = byte value, with `bos`
 // inserted before each document start, as a tokenizer's BOS marks the start
 // of every document in a real LM's training stream (and as the reference tool
-// tokenises each book with its BOS, reference forgetting-curve.md §2). The
+// tokenises each PG-19 book with its BOS; docs/forgetting.md, "The model and
+// its training", the separator in training). The
 // stream holds bytes.size() + starts.size() ids. `starts` must be ascending
 // offsets below bytes.size() (lra::Error(internal) otherwise).
 std::vector<int32_t> document_stream(const std::vector<uint8_t>& bytes, const std::vector<std::size_t>& starts,

@@ -1,5 +1,5 @@
-// forgetting/curve.h — the data of one forgetting curve (reference:
-// forgetting-curve.md §5-§10), shared by the measurement, the statistics,
+// forgetting/curve.h — the data of one forgetting curve (docs/forgetting.md,
+// "What is measured" and "The memory lengths"), shared by the measurement, the statistics,
 // the JSON report and the plots.
 #pragma once
 
@@ -21,7 +21,7 @@ struct CurvePoint {
   bool ok() const { return error.empty(); }
 };
 
-// A memory length (reference §10, forgetting/memory_length.h). censored = the
+// A memory length (docs/forgetting.md, "The memory lengths"; forgetting/memory_length.h). censored = the
 // condition still held at the longest tested length (the paper's "> L").
 struct MemoryLength {
   int64_t value = 0;

@@ -1,5 +1,5 @@
-// forgetting/memory_length.h — the memory-length rules (reference
-// forgetting-curve.md §10), computed over the tested lengths L1 < ... < Lk.
+// forgetting/memory_length.h — the memory-length rules (docs/forgetting.md,
+// "The memory lengths"), computed over the tested lengths L1 < ... < Lk.
 //
 // Headline (the Forgetting Curve paper's Table 3: "the maximum length at
 // which copy accuracy surpasses 99%"): the largest tested length where the

@@ -1,6 +1,6 @@
 // forgetting/plot_svg.h — forgetting-curve plots as hand-written SVG 1.1 text,
-// after the reference tool's PNG and the paper's Figure 1 (reference
-// forgetting-curve.md §7): copy accuracy orange, LM accuracy blue, mean ± 1
+// after the reference tool's PNG and the paper's Figure 1 (docs/forgetting.md,
+// "Reading the plot"): copy accuracy orange, LM accuracy blue, mean ± 1
 // std bands, training-length reference lines, memory phases shaded.
 #pragma once
 

@@ -1,11 +1,12 @@
 // forgetting/report_json.h — the curve part of forgetting.json, and reading
 // curves back (for plots and comparisons): our forgetting.json, or the
-// reference tool's own result file (reference forgetting-curve.md §7).
+// reference tool's own result file, draw.py's JSON list (docs/forgetting.md,
+// "Comparing curves").
 //
 // The writer of forgetting.json merges curve_summary_json(curve) with
 // {"schema": "lrahost.forgetting/v1", "label", "configuration": {"train_length",
 // ...}, "corpus", "model", "host"}. Per-length fields keep the reference
-// tool's names (reference forgetting-curve.md §7).
+// tool's names (docs/forgetting.md, "forgetting.json").
 //
 // Every reading error is lra::Error(data) (exit code 5) of the form
 // "<source>: <field>: <what>; <what to do>", e.g.

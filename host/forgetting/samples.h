@@ -1,6 +1,6 @@
 // forgetting/samples.h — which lengths are tested, how each copy/LM sample is
-// laid out and which of its tokens are scored (reference
-// forgetting-curve.md §3-§5). Torch-free so it is cheap to test exactly.
+// laid out and which of its tokens are scored (docs/forgetting.md, "What is
+// measured" and "Which lengths"). Torch-free so it is cheap to test exactly.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +24,8 @@ struct SampleConfig {
 //   copy = [bos] S [bos] S [eos]        lm = [bos] I [bos] S [eos]
 // S and I are L-token windows of `stream`: S from its first half, I from its
 // second half, so they never overlap. Each (seed, L, r) has its own random
-// offsets (unlike the reference tool's single stream, reference §9 #5), so
+// offsets (unlike the reference tool's single random stream for all lengths,
+// docs/deviations.md "Forgetting curve", Randomness), so
 // a sample does not depend on which other lengths are tested.
 struct SamplePair {
   std::vector<int64_t> copy, lm;

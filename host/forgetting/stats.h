@@ -1,5 +1,5 @@
 // forgetting/stats.h — the per-length statistics of the reference tool
-// (reference forgetting-curve.md §6): mean, population standard deviation and
+// (docs/forgetting.md, "What is measured"): mean, population standard deviation and
 // the paired t-test of the LM and copy accuracies.
 #pragma once
 

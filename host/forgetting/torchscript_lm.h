@@ -1,6 +1,6 @@
 // forgetting/torchscript_lm.h — any causal LM exported to TorchScript, so
 // pretrained models can be measured without Python at run time. Contract
-// (ARCHITECTURE §9): forward(ids: int64 [1, T]) returns logits [1, T, V]
+// (docs/forgetting.md, "Measuring any exported model"): forward(ids: int64 [1, T]) returns logits [1, T, V]
 // (a tuple or dict holding them as its first element / "logits" is accepted,
 // as Hugging Face exports return).
 #pragma once

@@ -8,7 +8,7 @@ namespace lra::host {
 const std::vector<PaperRow>& paper_table1() {
   // Per-task numbers come from leaderboard/paper_table.h (the one transcription of
   // Table 1 in the host); the paper's names and printed averages are added
-  // here. Source: shared/reference/paper-tables.md §1. The Sinkhorn average
+  // here. Source: the LRA paper (Tay et al., ICLR 2021), Table 1. The Sinkhorn average
   // is 51.39 as printed, although its five scores average 51.48.
   struct Named {
     const char* plugin;

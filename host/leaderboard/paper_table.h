@@ -1,5 +1,6 @@
 // LRA paper Table 1 (test accuracy, %), for printing a run next to the
-// published figure of the same model. Source: shared/reference/paper-tables.md.
+// published figure of the same model. Source: Tay et al., "Long Range Arena",
+// ICLR 2021, Table 1 (docs/leaderboard.md, "The page", reference rows).
 #pragma once
 
 #include <optional>

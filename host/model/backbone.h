@@ -1,4 +1,5 @@
-// The LRA encoder backbone (reference §2): embeddings, CLS, positions,
+// The LRA encoder backbone (as the LRA code's Transformer encoder builds it;
+// differences in docs/deviations.md and docs/reproduction.md): embeddings, CLS, positions,
 // pre-LayerNorm blocks around a mixer, GELU feed-forward, final LayerNorm,
 // pooling and a two-layer classifier head. Only the mixer comes from a plugin.
 #pragma once

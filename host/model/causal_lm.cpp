@@ -11,7 +11,7 @@ namespace {
 
 torch::nn::Linear linear(int64_t in, int64_t out) {
   torch::nn::Linear l(torch::nn::LinearOptions(in, out).bias(false));
-  // Llama's initializer_range (reference §12).
+  // Llama's initializer_range: every linear weight ~ N(0, 0.02^2).
   torch::NoGradGuard g;
   torch::nn::init::normal_(l->weight, 0.0, 0.02);
   return l;

@@ -1,5 +1,6 @@
-// The causal language model of the forgetting curve (reference
-// forgetting-curve.md §12, the paper's 83M Llama): token embedding,
+// The causal language model of the forgetting curve (docs/forgetting.md, "The
+// model and its training"; a smaller version of the paper's 83M Llama,
+// docs/deviations.md "Forgetting curve"): token embedding,
 // pre-norm blocks (RMSNorm -> causal mixer -> residual, RMSNorm -> SwiGLU ->
 // residual), final RMSNorm and an untied output layer. Positions come only
 // from the mixers (rotary, lra/rotary.h). Only the mixer comes from a plugin.

@@ -35,7 +35,33 @@ Registry& registry() {
   return *r;
 }
 
+// The entry point's interface is only as typed as the descriptor's kind says.
+// Another known kind is the host's mistake (internal); a kind the SDK does not
+// define is the plugin's (its interface has no type the host could use).
+void require_kind(const LoadedPlugin& p, uint32_t wanted, const char* accessor) {
+  const uint32_t kind = p.descriptor.kind;
+  if (kind == wanted) return;
+  const std::string who = "plugin '" + p.descriptor.name + "' (" + p.descriptor.file.string() + ")";
+  if (kind != LRA_KIND_MIXER && kind != LRA_KIND_TASK)
+    throw Error(ErrorKind::plugin, who + " declares kind " + std::to_string(kind) +
+                                       ", neither mixer (1) nor task (2), so it has no " + kind_name(wanted) +
+                                       " interface: build it with LRA_MIXER_PLUGIN or LRA_TASK_PLUGIN");
+  throw Error(ErrorKind::internal, who + " is a " + kind_name(kind) + " plugin, but the host asked it for its " +
+                                       kind_name(wanted) + " interface (LoadedPlugin::" + accessor +
+                                       "): load it as a " + kind_name(wanted) + " plugin");
+}
+
 }  // namespace
+
+const MixerPlugin& LoadedPlugin::mixer() const {
+  require_kind(*this, LRA_KIND_MIXER, "mixer()");
+  return *static_cast<const MixerPlugin*>(interface);
+}
+
+const TaskPlugin& LoadedPlugin::task() const {
+  require_kind(*this, LRA_KIND_TASK, "task()");
+  return *static_cast<const TaskPlugin*>(interface);
+}
 
 const LoadedPlugin& load_plugin(const std::filesystem::path& file_in, uint32_t kind) {
   const auto file = std::filesystem::weakly_canonical(file_in);

@@ -18,8 +18,12 @@ struct LoadedPlugin {
   std::string sha256;          // of the library file
   const void* interface = nullptr;
 
-  const MixerPlugin& mixer() const { return *static_cast<const MixerPlugin*>(interface); }
-  const TaskPlugin& task() const { return *static_cast<const TaskPlugin*>(interface); }
+  // The plugin's interface as the kind its descriptor declares. Asking a task
+  // plugin for mixer() (or a mixer plugin for task()) is a host bug, never a
+  // cast: it throws lra::Error(internal) naming the plugin and its kind; a
+  // kind the SDK does not define throws lra::Error(plugin).
+  const MixerPlugin& mixer() const;
+  const TaskPlugin& task() const;
 };
 
 // Checks the descriptor from the file, then dlopen()s (RTLD_NOW|RTLD_LOCAL),

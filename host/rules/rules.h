@@ -1,4 +1,4 @@
-// The rule tiers of ARCHITECTURE §5: which division a run belongs to, and the
+// The rule tiers of docs/rules.md ("Tiers"): which division a run belongs to, and the
 // parameter budget (LRA's "at most 10% more than the reference Transformer").
 #pragma once
 

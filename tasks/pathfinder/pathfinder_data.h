@@ -1,7 +1,7 @@
 // Pathfinder / Path-X release reader (torch-free; target lra_pathfinder_data):
 // metadata parsing, PNG decoding, the split rule and the folder lookup shared
 // by the "pathfinder" (32x32) and "pathx" (128x128) task plugins.
-// Facts: shared/reference/lra-tasks.md §4.5, §4.6, §6; pathfinder-generator.md §7.
+// Facts: docs/data.md, "Pathfinder and Path-X" (layout, lookup, split rule).
 //
 // A dataset folder (e.g. ROOT/pathfinder32/curv_contour_length_14) holds
 // imgs/<b>/sample_<i>.png and metadata/<b>.npy. Despite the extension the

@@ -91,6 +91,9 @@ TEST(SdkPackage, ExampleBuildsOutOfTreeAgainstTheInstalledSdkAndRuns) {
     if (e.path().extension() == ".h") sdk_headers.insert("lra/" + e.path().filename().string());
   EXPECT_FALSE(sdk_headers.empty());
   EXPECT_EQ(headers, sdk_headers);
+  // No generic helper macro (the stringification helper was once LRA_STR) reaches a plugin's code.
+  for (const auto& h : headers)
+    EXPECT_FALSE(contains(lra::test::read_text(prefix / "include" / h), "#define LRA_STR")) << h;
   for (const auto& e : fs::recursive_directory_iterator(prefix)) {
     if (e.is_directory()) continue;
     const auto rel = fs::relative(e.path(), prefix).string();

@@ -180,7 +180,7 @@ TEST_F(SpanCli, ReportsTheSpanPerLayerAndHeadAndMatchesAnIndependentRecomputatio
   EXPECT_EQ(s["counts"]["sequences"], 16);
   EXPECT_GT(s["counts"]["query_rows"].get<int64_t>(), 16 * 2 * 2 * 3);
   EXPECT_GT(s["excluded_mass"].get<double>(), 0.0);  // the CLS column held some mass
-  // The stated choices (paper-tables.md §4).
+  // The stated choices (docs/span.md, "The choices").
   const auto& c = s["choices"];
   for (const char* key : {"distance", "padding", "cls", "attention_dropout", "averaging", "sampling"})
     EXPECT_TRUE(c.contains(key) && c[key].is_string()) << key;

@@ -39,7 +39,7 @@ torch::Tensor length_mask(const torch::Tensor& ids, int64_t real) {
 
 }  // namespace
 
-// Reference figures from shared/reference/lra-tasks.md §2.5 (derived from the LRA architecture).
+// Reference figures derived from the LRA architecture and task configs (docs/rules.md, "Tiers").
 TEST(Backbone, ListOpsReferenceTransformerHas8948746Parameters) {
   EXPECT_EQ(reference_count(config(4, 512, 8, 512, 1024, 2000), 17, 10), 8948746);
 }
@@ -91,7 +91,7 @@ TEST(Backbone, LearnedPositionsAddATable) {
   EXPECT_EQ(reference_count(m, 17, 10), sinus + 9 * 16);  // (max_len + CLS) x d_model
 }
 
-// The official manifests build the reference Transformers of lra-tasks.md §2.5
+// The official manifests build the reference Transformers of the LRA task configs
 // (Pathfinder follows the public config's sinusoids since release lra-v1.2).
 TEST(Backbone, OfficialManifestsGiveTheReferenceParameterCounts) {
   struct Case {

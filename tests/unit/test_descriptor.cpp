@@ -103,3 +103,46 @@ TEST(Loader, LoadsOnceAndChecksTheKind) {
   EXPECT_EQ(a.sha256.size(), 64u);
   EXPECT_THROW(load_plugin(file, LRA_KIND_TASK), lra::Error);
 }
+
+// The accessors check the descriptor's kind instead of casting the entry
+// point's interface to whatever was asked for.
+TEST(Loader, AccessorOfTheOtherKindThrowsInsteadOfCasting) {
+  const auto& mixer = load_plugin(kTransformer, LRA_KIND_MIXER);
+  EXPECT_NO_THROW(mixer.mixer());
+  try {
+    mixer.task();
+    FAIL() << "task() on a mixer plugin returned";
+  } catch (const lra::Error& e) {
+    EXPECT_EQ(e.kind(), lra::ErrorKind::internal);
+    EXPECT_NE(std::string(e.what()).find("plugin 'transformer'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("is a mixer plugin"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("task interface"), std::string::npos) << e.what();
+  }
+
+  LoadedPlugin task;  // no task .so needed: the check happens before the interface is touched
+  task.descriptor.name = "some_task";
+  task.descriptor.kind = LRA_KIND_TASK;
+  try {
+    task.mixer();
+    FAIL() << "mixer() on a task plugin returned";
+  } catch (const lra::Error& e) {
+    EXPECT_EQ(e.kind(), lra::ErrorKind::internal);
+    EXPECT_NE(std::string(e.what()).find("plugin 'some_task'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("is a task plugin"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("mixer interface"), std::string::npos) << e.what();
+  }
+
+  LoadedPlugin unknown;  // a kind the SDK does not define: the plugin's fault
+  unknown.descriptor.name = "odd";
+  unknown.descriptor.kind = 7;
+  for (auto call : {+[](const LoadedPlugin& p) { p.mixer(); }, +[](const LoadedPlugin& p) { p.task(); }}) {
+    try {
+      call(unknown);
+      FAIL() << "an accessor returned for kind 7";
+    } catch (const lra::Error& e) {
+      EXPECT_EQ(e.kind(), lra::ErrorKind::plugin);
+      EXPECT_NE(std::string(e.what()).find("plugin 'odd'"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("declares kind 7"), std::string::npos) << e.what();
+    }
+  }
+}

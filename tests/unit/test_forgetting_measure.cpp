@@ -1,4 +1,5 @@
-// The forgetting-curve measurement (reference forgetting-curve.md §3-§10).
+// The forgetting-curve measurement (docs/forgetting.md, "What is measured" to
+// "The memory lengths").
 #include <cmath>
 #include <filesystem>
 #include <stdexcept>
@@ -36,7 +37,7 @@ TEST(ForgettingLengths, LinearScheduleMatchesTheReferenceTool) {
   auto L = test_lengths(16000, 32, "linear");
   ASSERT_EQ(L.size(), 32u);
   EXPECT_EQ(L[0], 8);
-  EXPECT_EQ(L[1], 523);  // the reference sheet's example: 8, 523, 1039, ..., 16000
+  EXPECT_EQ(L[1], 523);  // the reference tool's schedule: 8, 523, 1039, ..., 16000 (8 + i * 15992 / 31, truncated)
   EXPECT_EQ(L[2], 1039);
   EXPECT_EQ(L.back(), 16000);
 }
@@ -109,7 +110,7 @@ TEST(ForgettingSamples, TooShortAStreamIsADataErrorNamingTheSizes) {
 }
 
 TEST(ForgettingScoring, ScoresTheLastHalfOfTheSecondS) {
-  EXPECT_EQ(scored_range(523).end - scored_range(523).first, 262);  // reference §5 example
+  EXPECT_EQ(scored_range(523).end - scored_range(523).first, 262);  // ceil(523 / 2)
   EXPECT_EQ(scored_range(8).end - scored_range(8).first, 4);
   EXPECT_EQ(scored_range(9).first, 2 * 9 + 2 - 5);
   EXPECT_EQ(scored_range(9).end, 2 * 9 + 2);  // the eos position is never scored

@@ -552,7 +552,7 @@ TEST(ForgettingReference, PublishedLlama3CurveGivesTable3Lengths) {
   ASSERT_EQ(c.points.size(), 19u);
   EXPECT_EQ(c.points.front().length, 8);
   EXPECT_EQ(c.points.back().length, 9293);
-  // Reference sheet §10 and the paper's Table 3 ("4k", "> 9k").
+  // docs/forgetting.md, "The memory lengths", and the paper's Table 3 ("4k", "> 9k").
   EXPECT_TRUE(is(c.fine, 4134, false));
   EXPECT_TRUE(is(c.coarse, 9293, true));
   // The prefix rule misses at L = 8 (copy accuracy 0.95): fine 0, which Table 3 contradicts.

@@ -28,7 +28,7 @@ void expect_rel(double got, double want, double rel = 1e-12) {
 }
 
 TEST(Schedule, WarmupStableDecay) {
-  // Reference §12: warmup from 1/W to 1, stable at 1, linear decay to 1/D at s = T.
+  // WSD (MiniCPM): warmup from 1/W to 1, stable at 1, linear decay to 1/D at s = T.
   TrainConfig t = config("constant*wsd", 1e-3, 10);
   t.steps = 100;
   t.decay_steps = 40;  // stable phase: s in [10, 60)

@@ -1,6 +1,7 @@
 // The Pathfinder / Path-X generator: raster primitives, snake-growing pieces,
 // LRA parameters, determinism, the release layout, and image statistics
-// against the reference measurements (shared/reference/pathfinder-generator.md §10).
+// against the original generator's measured statistics (docs/data.md, "The
+// generator: faithfulness and speed").
 #include <gtest/gtest.h>
 #include <unistd.h>
 

@@ -27,7 +27,7 @@ TEST(Rules, EveryChangeOpensTheRunWithAReason) {
 
 TEST(Rules, BudgetIsTenPercentOverTheReference) {
   auto b = compute_param_budget(8948746, 1.1);
-  EXPECT_EQ(b.budget, 9843620);  // shared/reference/lra-tasks.md §2.5
+  EXPECT_EQ(b.budget, 9843620);  // floor(8,948,746 x 1.1); docs/rules.md, "Tiers"
   EXPECT_NO_THROW(enforce_param_budget(b, 9843620, "x"));
   try {
     enforce_param_budget(b, 9843621, "fat");

@@ -30,6 +30,7 @@ TEST(TaskData, BadAllocInATaskLoaderIsTheMemoryKind) {
   const OutOfMemoryTask task;
   lra::host::LoadedPlugin plugin;
   plugin.descriptor.name = "hungry";
+  plugin.descriptor.kind = LRA_KIND_TASK;
   plugin.interface = static_cast<const lra::TaskPlugin*>(&task);
   try {
     lra::host::load_task_data(plugin, {}, "/data/root", 1, false, "test");

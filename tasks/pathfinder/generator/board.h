@@ -1,7 +1,8 @@
 // The occupancy ("mask") image that snakes grow on: exclusion masks merged by
 // maximum, the queries the growth rules make of it, and an undo journal so a
 // failed distractor snake can be taken back without copying the image.
-// Reference: shared/reference/pathfinder-generator.md §2–§4.
+// Reference: the original snakes2 code (docs/data.md, "The generator:
+// faithfulness and speed").
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,6 @@
 // The Pathfinder / Path-X image generator (Kim et al. 2020 "snakes2", as used
-// by LRA), reimplemented natively. Facts: shared/reference/pathfinder-generator.md.
+// by LRA), reimplemented natively. Facts: docs/data.md ("Pathfinder and
+// Path-X", "The generator: faithfulness and speed").
 //
 // Contract used by the task plugins (tasks/pathfinder/pathfinder_task.cpp):
 //   * lra_config() gives LRA's parameters for a resolution and difficulty;
@@ -19,7 +20,8 @@
 
 namespace lra::pathfinder {
 
-// How many distractor snakes the contour-length-9/14 sets get (reference §9).
+// How many distractor snakes the contour-length-9/14 sets get (docs/data.md,
+// "The open ambiguity: how many distractor snakes").
 enum class DistractorReading {
   from_baseline,  // (a) count computed once from the baseline distractor length 2
   from_contour,   // (b) count computed from this set's own distractor length (default)
@@ -42,7 +44,7 @@ struct GeneratorConfig {
   double num_distractors = 5;           // fractional requests round up (17.5 -> 18 snakes)
   int paddle_retrials = 2;
   int distractor_retrials = 4;
-  // Metadata column 6 as a float ("2.0"), as in the released Path-X rows (§7).
+  // Metadata column 6 as a float ("2.0"), as in the released Path-X rows.
   bool float_distractor_length = false;
 };
 
@@ -66,7 +68,7 @@ struct Sample {
 // One image; a pure function of its arguments.
 Sample generate_image(const GeneratorConfig& config, uint64_t seed, uint64_t index);
 
-// The metadata row the release stores for one image (reference §7), e.g.
+// The metadata row the release stores for one image (docs/data.md), e.g.
 // "imgs/0 sample_0.png 0 0 1.0 14 4 2 0.5 1 1".
 std::string metadata_row(const GeneratorConfig& config, int64_t batch, int64_t index, const Sample& s);
 

@@ -5,7 +5,8 @@
 // high-resolution end point lands, and that takes few values (seed paddles
 // use integer degrees, extensions one of the candidate points on the circle).
 // The same finiteness makes the continuity weights and pivot steps tables.
-// Reference: shared/reference/pathfinder-generator.md §2–§3.
+// Reference: the original snakes2 code; parameters in docs/data.md
+// ("Pathfinder and Path-X").
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,8 @@
 // Raster primitives of the reference generator, reproduced at the level that
 // decides pixel values: Pillow's line rasteriser, OpenCV-style disk dilation,
 // Pillow's 8-bit Lanczos-3 resize (as SciPy's imresize calls it) and SciPy's
-// bytescale. Reference: shared/reference/pathfinder-generator.md §2, §5, §6.
+// bytescale. Reference: the original snakes2 code (docs/data.md, "The
+// generator: faithfulness and speed").
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,5 @@
 // The LRA release layout: imgs/<batch>/sample_<i>.png and metadata/<batch>.npy
-// (text rows). Reference: shared/reference/pathfinder-generator.md §7.
+// (text rows), as docs/data.md ("Pathfinder and Path-X") describes it.
 #include <algorithm>
 #include <atomic>
 #include <chrono>

@@ -1,7 +1,7 @@
 // Growing snakes (chains of paddles) on a Board: seeds, one-paddle
 // extensions with continuity-weighted sampling, the two target snakes and the
 // distractor snakes, in the order and with the retry rules of the reference
-// (snakes.py / snakes2.py). Reference: shared/reference/pathfinder-generator.md §3–§4.
+// (snakes.py / snakes2.py; docs/data.md, "The generator: faithfulness and speed").
 #pragma once
 
 #include <cstdint>
