@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/command_options.h"
+#include "forgetting/forget_run.h"
 #include "runs/train_run.h"
 #include "plugins/conformance.h"
 
@@ -46,20 +47,6 @@ struct CheckArgs {
 };
 int data_check_command(const CheckArgs& args);
 
-struct ForgetArgs {
-  std::optional<std::string> plugin, torchscript;  // exactly one of these or compare
-  std::vector<std::string> compare;                // forgetting.json files to overlay
-  std::string preset = "official";
-  std::optional<std::string> manifest, corpus, ids_file, title;
-  std::vector<std::string> sets;
-  std::optional<int64_t> bos, eos, train_len, max_len, granularity, repeats, seed;
-  std::optional<std::string> granularity_type;
-  std::string out, device = "auto";
-  int threads = 0;
-  int64_t batch_tokens = 0;  // 0 = the default token budget per forward pass
-  bool log_x = false, fp32 = false;
-  std::vector<std::string> command_line;
-};
 int forget_command(const ForgetArgs& args);
 
 struct BenchArgs {
