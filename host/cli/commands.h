@@ -10,6 +10,8 @@
 
 #include "cli/command_options.h"
 #include "forgetting/forget_run.h"
+#include "runs/suite.h"
+#include "runs/sweep.h"
 #include "runs/train_run.h"
 #include "plugins/conformance.h"
 
@@ -61,32 +63,8 @@ struct BenchArgs {
 };
 int bench_command(const BenchArgs& args);
 
-struct SweepArgs {
-  std::string plugins, tasks, seeds = "0", out, preset = "official";
-  std::vector<std::string> sets;
-  std::optional<std::string> data_dir;
-  bool slurm = false, submit = false;
-  std::string partition, time, mem, job_name = "lrahost";
-  int64_t gpus = 0, cpus = 4, max_parallel = 0;
-  std::string collect;                 // --collect DIR
-  std::optional<int64_t> run_index;    // --run-index I DIR: one entry (what each array task runs)
-  std::string run_dir;
-  int threads = 0;
-};
 int sweep_command(const SweepArgs& args);
 
-struct SuiteArgs {
-  std::string plugin, out, preset = "official";
-  std::string tasks = "listops,text,retrieval,image,pathfinder,pathx";
-  std::optional<std::string> seeds;     // comma-separated; default: the manifest's rules.seeds
-  std::vector<std::string> sets;        // passed to every run
-  std::optional<std::string> data_dir;
-  std::string device = "auto";
-  int threads = 0;
-  int64_t micro_batch = 0;
-  bool fp32 = false;
-  std::optional<std::string> sign_key;  // passed to every run
-};
 int suite_command(const SuiteArgs& args);
 
 struct SpanArgs {
