@@ -10,6 +10,7 @@
 
 #include "cli/command_options.h"
 #include "forgetting/forget_run.h"
+#include "runs/span_run.h"
 #include "runs/suite.h"
 #include "runs/sweep.h"
 #include "runs/train_run.h"
@@ -67,16 +68,6 @@ int sweep_command(const SweepArgs& args);
 
 int suite_command(const SuiteArgs& args);
 
-struct SpanArgs {
-  std::string run;                      // a run directory (result.json + model.pt)
-  int64_t samples = 1000;               // validation examples, drawn at random
-  uint64_t seed = 0;                    // which examples (recorded)
-  int64_t batch = 8;                    // examples per forward pass
-  std::optional<std::string> out;       // span.json (default: <run>/span.json)
-  std::optional<std::string> data_dir;
-  std::string device = "auto";
-  int threads = 0;
-};
 int span_command(const SpanArgs& args);
 
 struct LeaderboardArgs {
