@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_run.h"
 #include "cli/command_options.h"
 #include "forgetting/forget_run.h"
 #include "runs/span_run.h"
@@ -52,16 +53,6 @@ int data_check_command(const CheckArgs& args);
 
 int forget_command(const ForgetArgs& args);
 
-struct BenchArgs {
-  std::string plugins = "all";                   // comma-separated names, or "all"
-  std::string lengths = "1024,2048,3072,4096";
-  int64_t batch = 32, warmup = 3, steps = 10, repeats = 3;
-  std::vector<std::string> accuracy;             // result.json files: accuracy for the speed/accuracy chart
-  std::vector<std::string> report;               // bench.json files to merge into reports (nothing measured)
-  std::string out = "runs/bench", device = "auto";
-  bool fp32 = false;
-  int threads = 0;
-};
 int bench_command(const BenchArgs& args);
 
 int sweep_command(const SweepArgs& args);
