@@ -8,7 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_run.h"
 #include "cli/command_options.h"
+#include "forgetting/forget_run.h"
+#include "runs/span_run.h"
+#include "runs/suite.h"
+#include "runs/sweep.h"
 #include "runs/train_run.h"
 #include "plugins/conformance.h"
 
@@ -46,72 +51,14 @@ struct CheckArgs {
 };
 int data_check_command(const CheckArgs& args);
 
-struct ForgetArgs {
-  std::optional<std::string> plugin, torchscript;  // exactly one of these or compare
-  std::vector<std::string> compare;                // forgetting.json files to overlay
-  std::string preset = "official";
-  std::optional<std::string> manifest, corpus, ids_file, title;
-  std::vector<std::string> sets;
-  std::optional<int64_t> bos, eos, train_len, max_len, granularity, repeats, seed;
-  std::optional<std::string> granularity_type;
-  std::string out, device = "auto";
-  int threads = 0;
-  int64_t batch_tokens = 0;  // 0 = the default token budget per forward pass
-  bool log_x = false, fp32 = false;
-  std::vector<std::string> command_line;
-};
 int forget_command(const ForgetArgs& args);
 
-struct BenchArgs {
-  std::string plugins = "all";                   // comma-separated names, or "all"
-  std::string lengths = "1024,2048,3072,4096";
-  int64_t batch = 32, warmup = 3, steps = 10, repeats = 3;
-  std::vector<std::string> accuracy;             // result.json files: accuracy for the speed/accuracy chart
-  std::vector<std::string> report;               // bench.json files to merge into reports (nothing measured)
-  std::string out = "runs/bench", device = "auto";
-  bool fp32 = false;
-  int threads = 0;
-};
 int bench_command(const BenchArgs& args);
 
-struct SweepArgs {
-  std::string plugins, tasks, seeds = "0", out, preset = "official";
-  std::vector<std::string> sets;
-  std::optional<std::string> data_dir;
-  bool slurm = false, submit = false;
-  std::string partition, time, mem, job_name = "lrahost";
-  int64_t gpus = 0, cpus = 4, max_parallel = 0;
-  std::string collect;                 // --collect DIR
-  std::optional<int64_t> run_index;    // --run-index I DIR: one entry (what each array task runs)
-  std::string run_dir;
-  int threads = 0;
-};
 int sweep_command(const SweepArgs& args);
 
-struct SuiteArgs {
-  std::string plugin, out, preset = "official";
-  std::string tasks = "listops,text,retrieval,image,pathfinder,pathx";
-  std::optional<std::string> seeds;     // comma-separated; default: the manifest's rules.seeds
-  std::vector<std::string> sets;        // passed to every run
-  std::optional<std::string> data_dir;
-  std::string device = "auto";
-  int threads = 0;
-  int64_t micro_batch = 0;
-  bool fp32 = false;
-  std::optional<std::string> sign_key;  // passed to every run
-};
 int suite_command(const SuiteArgs& args);
 
-struct SpanArgs {
-  std::string run;                      // a run directory (result.json + model.pt)
-  int64_t samples = 1000;               // validation examples, drawn at random
-  uint64_t seed = 0;                    // which examples (recorded)
-  int64_t batch = 8;                    // examples per forward pass
-  std::optional<std::string> out;       // span.json (default: <run>/span.json)
-  std::optional<std::string> data_dir;
-  std::string device = "auto";
-  int threads = 0;
-};
 int span_command(const SpanArgs& args);
 
 struct LeaderboardArgs {

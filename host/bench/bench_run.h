@@ -1,0 +1,43 @@
+// bench/bench_run.h — `lrahost bench`'s work: the LRA paper's speed/memory
+// protocol (Table 2) for any set of mixer plugins and lengths
+// (bench/measure_step.h), or earlier bench.json files merged; bench.json,
+// bench.md and bench.svg written into --out together, once everything is
+// measured (bench/bench_report.h).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <spdlog/logger.h>
+
+namespace lra::host {
+
+struct BenchArgs {
+  std::string plugins = "all";                   // comma-separated names, or "all"
+  std::string lengths = "1024,2048,3072,4096";
+  int64_t batch = 32, warmup = 3, steps = 10, repeats = 3;
+  std::vector<std::string> accuracy;             // result.json files: accuracy for the speed/accuracy chart
+  std::vector<std::string> report;               // bench.json files to merge into reports (nothing measured)
+  std::string out = "runs/bench", device = "auto";
+  bool fp32 = false;
+  int threads = 0;
+};
+
+namespace bench {
+
+struct BenchOutcome {
+  std::filesystem::path out;  // the directory holding bench.json, bench.md, bench.svg
+  std::string markdown;       // bench.md
+};
+
+// --report: earlier bench.json files (e.g. one per plugin) merged into one
+// set of reports; nothing measured.
+BenchOutcome merge_bench_reports(const BenchArgs& a);
+
+// Every plugin is resolved and every option checked before anything is measured.
+BenchOutcome run_bench(const BenchArgs& a, spdlog::logger& log);
+
+}  // namespace bench
+}  // namespace lra::host

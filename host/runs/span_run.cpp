@@ -1,0 +1,218 @@
+// runs/span_run.cpp — see span_run.h.
+#include "runs/span_run.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+#include <torch/types.h>
+#include <torch/utils.h>
+
+#include "common/atomic_file.h"
+#include "common/build_info.h"
+#include "common/utc_time.h"
+#include "device/device.h"
+#include "lra/status.h"
+#include "runs/trained_run.h"
+#include "train/batches.h"
+#include "train/trainer.h"
+
+namespace lra::host {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kSpanSchema = "lrahost.span/v1";
+
+std::string shape_of(const at::Tensor& t) {
+  std::string s = "[";
+  for (int64_t d = 0; d < t.dim(); ++d) s += (d ? ", " : "") + std::to_string(t.size(d));
+  return s + "]";
+}
+
+// The plugins on this host that can return attention probabilities, for the
+// message that refuses one that cannot.
+std::string plugins_with_probs() {
+  std::string list;
+  for (const auto& p : discover_plugins())
+    if (p.error.empty() && p.problems.empty() && p.descriptor.kind == LRA_KIND_MIXER &&
+        (p.descriptor.capabilities & LRA_CAP_ATTENTION_PROBS))
+      list += (list.empty() ? "" : ", ") + p.descriptor.name;
+  return list.empty() ? "none found" : list;
+}
+
+// What every reported value depends on (paper-tables.md §4 asks for each).
+nlohmann::json choices_json(const RunRecord& run, bool cls, bool paired) {
+  return {
+      {"distance", "index distance |i - j| in the flattened token sequence (images: row-major pixel index, not 2-D "
+                   "distance)"},
+      {"padding", "excluded: padded queries are not counted and padded keys carry no weight"},
+      {"cls_token", cls},
+      {"cls", cls ? "excluded: the CLS row and column are left out and every remaining row is renormalised to sum 1"
+                  : "none: the model inserts no CLS token (pooling = " + run.model.pooling + ")"},
+      {"renormalisation", "each counted row is renormalised over the counted keys (a no-op apart from the CLS column, "
+                          "as the mixer already gives padding zero weight)"},
+      {"paired_inputs", paired ? nlohmann::json("each document of a pair is its own sequence: both towers share the "
+                                                "encoder and never attend across documents, so sequences = 2 x samples")
+                               : nlohmann::json(nullptr)},
+      {"attention_dropout", "off (evaluation mode)"},
+      {"averaging", "per sequence: mean over layers, heads and counted queries; then mean over sequences"},
+      {"precision", "float32, no autocast"},
+      {"sampling", "validation examples without replacement: the first `samples` of a permutation seeded by `seed` "
+                   "(mt19937_64 Fisher-Yates)"},
+      {"sequence_length", run.model.max_len + (cls ? 1 : 0)},
+  };
+}
+
+// The run's mixer; one that cannot report probabilities stops here.
+const LoadedPlugin& open_span_mixer(const RunRecord& run, bool* same_file, spdlog::logger& log) {
+  const LoadedPlugin& mixer = open_run_mixer(run, same_file);
+  if (!(mixer.descriptor.capabilities & LRA_CAP_ATTENTION_PROBS))
+    throw Error(ErrorKind::plugin,
+                "plugin '" + mixer.descriptor.name + "' (" + mixer.descriptor.file.string() +
+                    ") does not declare the capability LRA_CAP_ATTENTION_PROBS (attention_probs): it cannot return "
+                    "attention probabilities, so the required attention span of its run is undefined; mixers here "
+                    "that can: " + plugins_with_probs());
+  if (!*same_file)
+    log.warn("plugin file {} differs from the one the run trained with (SHA-256 {}, recorded {}); measuring with it",
+             mixer.descriptor.file.string(), mixer.sha256, run.plugin_sha256);
+  return mixer;
+}
+
+fs::path span_out(const SpanArgs& a) {
+  const fs::path out = a.out ? fs::path(*a.out) : fs::path(a.run) / "span.json";
+  if (!out.parent_path().empty() && !fs::is_directory(out.parent_path()))
+    throw Error(ErrorKind::usage, "--out " + out.string() + ": directory " + out.parent_path().string() +
+                                      " does not exist; create it or choose another path");
+  return out;
+}
+
+// One layer's probabilities of the last forward pass, checked, summed.
+span::ModuleSums layer_sums(const LoadedPlugin& mixer, size_t l, const at::Tensor& probs, const at::Tensor& valid,
+                            bool cls) {
+  if (!probs.defined())
+    throw Error(ErrorKind::plugin, "plugin '" + mixer.descriptor.name + "' declares attention_probs but layer " +
+                                       std::to_string(l) + " kept no probabilities after a forward pass with "
+                                       "set_record_attention(true) (Mixer::last_attention() is undefined)");
+  if (probs.dim() != 4 || probs.size(0) != valid.size(0) || probs.size(2) != valid.size(1) ||
+      probs.size(3) != valid.size(1))
+    throw Error(ErrorKind::plugin, "plugin '" + mixer.descriptor.name + "': layer " + std::to_string(l) +
+                                       " returned attention probabilities of shape " + shape_of(probs) +
+                                       ", expected [" + std::to_string(valid.size(0)) + ", H, " +
+                                       std::to_string(valid.size(1)) + ", " + std::to_string(valid.size(1)) +
+                                       "] (Mixer::last_attention())");
+  return span::module_sums(probs, valid, cls);
+}
+
+// The drawn examples through the model in batches, every layer's probabilities accumulated.
+span::Summary accumulate_span(Classifier& model, const LoadedPlugin& mixer, const lra::Split& val,
+                              const std::vector<int64_t>& indices, int64_t batch, int64_t max_len,
+                              const torch::Device& device, bool cls) {
+  const auto samples = static_cast<int64_t>(indices.size());
+  span::Accumulator acc;
+  torch::NoGradGuard no_grad;
+  for (int64_t start = 0; start < samples; start += batch) {
+    const std::vector<int64_t> idx(indices.begin() + start, indices.begin() + std::min(samples, start + batch));
+    const Batch b = make_batch(val, idx, max_len).to(device);
+    model->forward(b.ids, b.mask, b.ids2, b.mask2);
+    // The positions the mixers treated as real (masked pixels excluded
+    // under padding_mask = "nonzero_tokens", like length padding).
+    const auto valid = span::encoder_mask(model->key_mask(b.ids, b.mask),
+                                          b.mask2.defined() ? model->key_mask(b.ids2, b.mask2) : b.mask2, cls);
+    std::vector<span::ModuleSums> layers;
+    const auto& blocks = model->blocks();
+    for (size_t l = 0; l < blocks.size(); ++l) layers.push_back(layer_sums(mixer, l, blocks[l]->mixer->last_attention(), valid, cls));
+    acc.add(layers);
+  }
+  return acc.summary();
+}
+
+// What span.json records besides the plugin and the choices.
+nlohmann::json span_counts(const span::Summary& s) {
+  nlohmann::json per_head = nlohmann::json::array();
+  for (const auto& heads : s.per_head) per_head.push_back(heads);
+  return {{"span", s.span},
+          {"per_layer", s.per_layer},
+          {"per_head", per_head},
+          {"counts",
+           {{"sequences", s.sequences},
+            {"sequences_without_queries", s.sequences_without_queries},
+            {"query_rows", s.queries},
+            {"massless_query_rows", s.massless_queries}}},
+          {"excluded_mass", s.excluded_mass}};
+}
+
+nlohmann::json plugin_json(const LoadedPlugin& mixer, const RunRecord& run, bool same_file) {
+  return {{"name", mixer.descriptor.name},
+          {"version", mixer.descriptor.version},
+          {"file", mixer.descriptor.file.string()},
+          {"sha256", mixer.sha256},
+          {"same_file_as_run", same_file},
+          {"options", run.plugin_options}};
+}
+
+}  // namespace
+
+SpanOutcome measure_span(const SpanArgs& a, spdlog::logger& log) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  const int threads = effective_threads(a.threads);
+  configure_cpu_threads(threads);
+
+  // 1. The run and its plugin.
+  const RunRecord run = read_run_record(a.run);
+  bool same_file = true;
+  const LoadedPlugin& mixer = open_span_mixer(run, &same_file, log);
+  SpanOutcome r{run.plugin_name, run.task, {}, 0, span_out(a)};
+
+  // 2. The run's data, checked against its fingerprint, and the seeded draw.
+  const LoadedPlugin& task = open_plugin(run.task, LRA_KIND_TASK);
+  LoadedData data = load_run_data(run, task, a.data_dir, threads);
+  const lra::Split& val = data.dataset.val;
+  const auto available = static_cast<int64_t>(val.size());
+  if (available == 0)
+    throw Error(ErrorKind::data, "the " + run.task + " data under " + data.dataset.source +
+                                     " has no validation examples to measure the span on");
+  r.samples = std::min(a.samples, available);
+  if (r.samples < a.samples)
+    log.info("--samples {} is more than the {} validation examples: using all {}", a.samples, available, available);
+  const std::vector<int64_t> indices = IndexStream(available, a.seed).next(r.samples);
+
+  // 3. The trained model, evaluation mode (no dropout), recording probabilities.
+  const torch::Device device = pick_device(a.device);
+  Classifier model = load_trained_classifier(run, mixer, data.dataset.info, device);
+  for (const auto& block : model->blocks()) block->mixer->set_record_attention(true);
+  const bool cls = run.model.pooling == "cls";
+  log.info("span: {} on {}, {} of {} validation examples (seed {}), {} layers, device {}", run.plugin_name, run.task,
+           r.samples, available, a.seed, model->blocks().size(), describe_device(device));
+  r.summary = accumulate_span(model, mixer, val, indices, a.batch, run.model.max_len, device, cls);
+
+  // 4. span.json, atomically.
+  nlohmann::json doc = {
+      {"schema", kSpanSchema},
+      {"run", run.dir.string()},
+      {"result_digest", run.result.value("digest", "")},
+      {"plugin", plugin_json(mixer, run, same_file)},
+      {"task", run.task},
+      {"split", "validation"},
+      {"validation_examples", available},
+      {"samples_requested", a.samples},
+      {"samples", r.samples},
+      {"all_validation_examples", r.samples == available},
+      {"seed", a.seed},
+      {"batch", a.batch},
+      {"choices", choices_json(run, cls, data.dataset.info.paired)},
+      {"indices", indices},
+      {"device", describe_device(device)},
+      {"threads", threads},
+      {"host", {{"version", build_info().version}, {"git_revision", build_info().git_revision},
+                {"git_dirty", build_info().git_dirty}}},
+      {"created_at", utc_now()},
+      {"wall_seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count()},
+  };
+  doc.update(span_counts(r.summary));
+  write_file_atomic(r.out, doc.dump(2) + "\n");
+  return r;
+}
+
+}  // namespace lra::host

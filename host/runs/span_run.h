@@ -1,0 +1,40 @@
+// runs/span_run.h — `lrahost span --run DIR`'s work: the LRA paper's required
+// attention span (§2.3) of a trained run (runs/trained_run.h), over seeded
+// random validation examples, per layer and head, written to span.json. The
+// arithmetic is span/span.h.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include <spdlog/logger.h>
+
+#include "span/span.h"
+
+namespace lra::host {
+
+struct SpanArgs {
+  std::string run;                      // a run directory (result.json + model.pt)
+  int64_t samples = 1000;               // validation examples, drawn at random
+  uint64_t seed = 0;                    // which examples (recorded)
+  int64_t batch = 8;                    // examples per forward pass
+  std::optional<std::string> out;       // span.json (default: <run>/span.json)
+  std::optional<std::string> data_dir;
+  std::string device = "auto";
+  int threads = 0;
+};
+
+struct SpanOutcome {
+  std::string plugin, task;   // the run's
+  span::Summary summary;
+  int64_t samples = 0;        // measured: --samples, or all of the validation split when it has fewer
+  std::filesystem::path out;  // span.json, written
+};
+
+// A mixer that cannot report attention probabilities is refused before any
+// data are loaded. Errors are lra::Error with the documented kinds.
+SpanOutcome measure_span(const SpanArgs& a, spdlog::logger& log);
+
+}  // namespace lra::host

@@ -1,0 +1,268 @@
+// runs/suite.cpp — see suite.h.
+#include "runs/suite.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "common/text.h"
+#include "common/atomic_file.h"
+#include "common/dir_lock.h"
+#include "common/ed25519.h"
+#include "common/json_input.h"
+#include "common/utc_time.h"
+#include "leaderboard/paper_reference.h"
+#include "leaderboard/scores.h"
+#include "leaderboard/site_text.h"
+#include "lra/abi.h"
+#include "lra/status.h"
+#include "manifest/presets.h"
+#include "plugins/loader.h"
+#include "runs/child_runs.h"
+
+namespace lra::host {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr const char* kSuiteSchema = "lrahost.suite/v1";
+
+struct PlannedRun {
+  std::string task;
+  int64_t seed = 0;
+  fs::path out, log;
+};
+
+struct SuitePlan {
+  std::vector<std::string> tasks;
+  std::vector<PlannedRun> runs;
+  std::map<std::string, std::vector<int64_t>> seeds_by_task;
+};
+
+std::vector<std::string> run_arguments(const SuiteArgs& a, const PlannedRun& r, bool resume) {
+  std::vector<std::string> v = {"run",    "--plugin", a.plugin, "--task",   r.task,         "--preset",
+                                a.preset, "--seed",   std::to_string(r.seed), "--out", r.out.string(),
+                                "--device", a.device, "--threads", std::to_string(a.threads)};
+  for (const auto& s : a.sets) v.insert(v.end(), {"--set", s});
+  if (a.data_dir) v.insert(v.end(), {"--data-dir", *a.data_dir});
+  if (a.micro_batch > 0) v.insert(v.end(), {"--micro-batch", std::to_string(a.micro_batch)});
+  if (a.fp32) v.push_back("--fp32");
+  if (a.sign_key) v.insert(v.end(), {"--sign-key", *a.sign_key});
+  if (resume) v.push_back("--resume");
+  return v;
+}
+
+// The paper's row of the same model, for orientation (official protocol only).
+void paper_rows(std::ostringstream& md, const std::string& plugin, const std::vector<std::string>& tasks) {
+  for (const PaperRow& row : paper_table1()) {
+    if (row.plugin != plugin) continue;
+    md << "| LRA paper, " << row.model << " | Table 1 |";
+    for (const auto& t : tasks) {
+      const auto it = row.accuracy_percent.find(t);
+      char cell[32];
+      std::snprintf(cell, sizeof cell, "%.2f", it != row.accuracy_percent.end() ? it->second : 0.0);
+      md << " " << (it != row.accuracy_percent.end() ? cell : (t == "pathx" ? "FAIL" : "—")) << " |";
+    }
+    char avg[32];
+    std::snprintf(avg, sizeof avg, "%.2f", row.average_percent);
+    md << " " << avg << " |\n";
+  }
+}
+
+std::string markdown_summary(const SuiteArgs& a, const std::vector<ScoreEntry>& scores, const json& runs,
+                             const std::vector<std::string>& tasks) {
+  std::ostringstream md;
+  md << "# " << text::markdown_cell(a.plugin) << ": LRA suite (" << a.preset << " preset)\n\n";
+  md << "| entry | division |";
+  for (const auto& t : tasks) md << " " << t << " |";
+  md << " LRA average |\n|---|---|";
+  for (size_t i = 0; i <= tasks.size(); ++i) md << "---:|";
+  md << "\n";
+  for (const auto& e : scores) {
+    md << "| " << text::markdown_cell(e.plugin + " " + e.plugin_version) << " | " << e.division << " |";
+    for (const auto& t : tasks) md << " " << format_task_cell(e, t) << " |";
+    md << " " << format_average_cell(e) << " |\n";
+  }
+  paper_rows(md, a.plugin, tasks);
+  md << "\nAccuracy in %, mean ± sample standard deviation over seeds; the LRA average is over the five tasks "
+        "without Path-X; Path-X is FAIL when a one-sided binomial test cannot tell its accuracy from 50% "
+        "(p >= 0.05).\n";
+  json failed = json::array();
+  for (const auto& r : runs)
+    if (r["status"] == "failed") failed.push_back(r);
+  if (!failed.empty()) {
+    md << "\n## Failed runs (" << failed.size() << " of " << runs.size() << ")\n\n";
+    for (const auto& r : failed)
+      md << "- " << r["task"].get<std::string>() << ", seed " << r["seed"].get<int64_t>() << ": exit "
+         << r["exit_code"].get<int>() << " — " << r["error"].get<std::string>() << " (log: " << r["log"].get<std::string>()
+         << ")\n";
+  }
+  return md.str();
+}
+
+std::vector<std::string> checked_tasks(const SuiteArgs& a) {
+  const auto tasks = split_list(a.tasks, "--tasks");
+  const auto known = preset_tasks(a.preset);
+  for (const auto& t : tasks)
+    if (std::find(known.begin(), known.end(), t) == known.end()) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      throw Error(ErrorKind::usage, "--tasks: '" + t + "' has no " + a.preset + " manifest (tasks: " + list + ")");
+    }
+  return tasks;
+}
+
+SuitePlan plan_suite(const SuiteArgs& a, std::vector<std::string> tasks,
+                     const std::optional<std::vector<int64_t>>& cli_seeds, const fs::path& out) {
+  SuitePlan plan;
+  plan.tasks = std::move(tasks);
+  for (const auto& t : plan.tasks) {
+    const auto seeds = cli_seeds ? *cli_seeds : trial_seeds(load_preset(t, a.preset));
+    plan.seeds_by_task[t] = seeds;
+    for (int64_t s : seeds)
+      plan.runs.push_back({t, s, out / "runs" / t / ("seed-" + std::to_string(s)),
+                           out / "logs" / (t + "-seed-" + std::to_string(s) + ".log")});
+  }
+  return plan;
+}
+
+// One plugin per suite directory: an interrupted suite continued with
+// another plugin would keep the first one's runs under the new name.
+void claim_for_plugin(const SuiteArgs& a, const LoadedPlugin& plugin, const SuitePlan& plan, const fs::path& out) {
+  const json this_plugin = {{"plugin", a.plugin},
+                            {"name", plugin.descriptor.name},
+                            {"file", fs::absolute(plugin.descriptor.file).string()},
+                            {"sha256", plugin.sha256}};
+  auto refuse_mix = [&](const std::string& where, const std::string& other) {
+    throw Error(ErrorKind::usage, out.string() + " holds a suite of plugin " + other + " (" + where + "); this one is '" +
+                                      plugin.descriptor.name + "' (" + this_plugin["file"].get<std::string>() +
+                                      "); one suite directory holds one plugin: choose another --out");
+  };
+  const fs::path marker = out / "suite-plugin.json";
+  if (fs::exists(marker)) {
+    json stored;
+    try {
+      std::ifstream in(marker);
+      stored = parse_json_input(in);
+    } catch (const std::exception& e) {
+      throw Error(ErrorKind::usage, marker.string() + " is unreadable (" + e.what() + "); choose another --out");
+    }
+    if (stored.value("name", "") != plugin.descriptor.name || stored.value("sha256", "") != plugin.sha256)
+      refuse_mix(marker.string(), "'" + stored.value("name", "?") + "' (" + stored.value("file", "?") + ", sha256 " +
+                                      stored.value("sha256", "?").substr(0, 12) + ")");
+  }
+  for (const auto& r : plan.runs) {  // finished runs of a suite written before the marker existed
+    std::ifstream in(r.out / "result.json");
+    if (!in) continue;
+    std::string name, sha256, file;
+    try {
+      const json res = parse_json_input(in);
+      const auto& p = res.at("plugin");
+      name = p.at("name").get<std::string>();
+      sha256 = p.at("sha256").get<std::string>();
+      file = p.value("file", "?");
+    } catch (const std::exception&) {
+      continue;  // an unreadable result is reported as a failed run below
+    }
+    if (name != plugin.descriptor.name || sha256 != plugin.sha256)
+      refuse_mix((r.out / "result.json").string(), "'" + name + "' (" + file + ")");
+  }
+  if (!fs::exists(marker)) write_file_atomic(marker, this_plugin.dump(2) + "\n");
+}
+
+// Runs (or keeps) one planned run; its record in suite.json's "runs", its
+// result appended to `results` when readable.
+json run_planned(const SuiteArgs& a, const PlannedRun& r, const fs::path& out, std::vector<ScoreInput>& results) {
+  std::string status = "reused";
+  int code = 0;
+  // A suite that was interrupted goes on where it stopped: finished runs are
+  // kept, a run with checkpoints resumes from its newest one.
+  if (!fs::exists(r.out / "result.json")) {
+    const bool resume = fs::exists(r.out / "checkpoints");
+    code = run_self(run_arguments(a, r, resume), r.log.string());
+    status = code == 0 ? "ok" : "failed";
+  }
+  json rec = {{"task", r.task},
+              {"seed", r.seed},
+              {"status", status},
+              {"exit_code", code},
+              {"run_dir", fs::relative(r.out, out).string()},
+              {"log", fs::relative(r.log, out).string()}};
+  if (code == 0) {
+    try {
+      std::ifstream in(r.out / "result.json");
+      results.push_back({(r.out / "result.json").string(), parse_json_input(in)});
+      const double acc = results.back().result.at("metrics").at("test_accuracy").get<double>();
+      rec["test_accuracy"] = acc;
+      std::printf("%s, test accuracy %.2f%%\n", status == "reused" ? "kept from before" : "done", 100 * acc);
+    } catch (const std::exception& e) {
+      code = static_cast<int>(ErrorKind::data);
+      rec["status"] = "failed";
+      rec["exit_code"] = code;
+      rec["error"] = (r.out / "result.json").string() + ": unreadable result: " + e.what();
+      std::printf("FAILED (%s)\n", rec["error"].get<std::string>().c_str());
+    }
+  } else {
+    rec["error"] = child_failure(code, r.log.string());
+    std::printf("FAILED (exit %d): %s\n", code, rec["error"].get<std::string>().c_str());
+  }
+  return rec;
+}
+
+}  // namespace
+
+SuiteOutcome run_suite(const SuiteArgs& a) {
+  const auto tasks = checked_tasks(a);
+  std::optional<std::vector<int64_t>> cli_seeds;
+  if (a.seeds) cli_seeds = parse_seed_list(*a.seeds, "--seeds");
+  // a rejected plugin would fail every task the same way: exit 3 now
+  const LoadedPlugin& plugin = open_plugin(a.plugin, LRA_KIND_MIXER);
+  check_output_dir_argument(a.out);  // empty, a file: exit 2
+  if (a.sign_key) load_ed25519_private_key(*a.sign_key);  // a key that cannot sign: exit 2 before the first run
+  SuiteOutcome r;
+  r.out = fs::absolute(a.out);
+  const fs::path& out = r.out;
+  // One suite at a time in DIR (common/dir_lock.h); each run locks its own runs/TASK/seed-S/.
+  const DirLock lock(out);
+  if (fs::exists(out / "suite.json"))
+    throw Error(ErrorKind::usage, (out / "suite.json").string() +
+                                      " exists: this suite is finished; choose another --out (a suite interrupted "
+                                      "before its summary continues where it stopped when run again)");
+  const SuitePlan plan = plan_suite(a, tasks, cli_seeds, out);
+  claim_for_plugin(a, plugin, plan, out);
+
+  const std::string started_at = utc_now();
+  std::printf("suite: %s on %zu tasks, %zu runs (%s preset) in %s\n", a.plugin.c_str(), tasks.size(), plan.runs.size(),
+              a.preset.c_str(), out.c_str());
+  json runs = json::array();
+  std::vector<ScoreInput> results;
+  for (size_t i = 0; i < plan.runs.size(); ++i) {
+    const PlannedRun& pr = plan.runs[i];
+    std::printf("  [%zu/%zu] %s, seed %lld: ", i + 1, plan.runs.size(), pr.task.c_str(), static_cast<long long>(pr.seed));
+    std::fflush(stdout);
+    json rec = run_planned(a, pr, out, results);
+    const int code = rec["exit_code"].get<int>();
+    if (code != 0 && r.first_failure == 0) r.first_failure = code;
+    runs.push_back(std::move(rec));
+  }
+
+  const auto scores = aggregate_scores(results);
+  json score_json = json::array();
+  for (const auto& e : scores) score_json.push_back(to_json(e));
+  const json summary = {{"schema", kSuiteSchema},   {"plugin", a.plugin},   {"preset", a.preset},
+                        {"tasks", tasks},           {"seeds", plan.seeds_by_task}, {"sets", a.sets},
+                        {"runs", runs},             {"scores", score_json}, {"started_at", started_at},
+                        {"finished_at", utc_now()}};
+  r.markdown = markdown_summary(a, scores, runs, tasks);
+  // Both or neither; suite.json renamed last: its presence marks a finished suite.
+  write_files_atomic(out, {{"suite.md", r.markdown}, {"suite.json", summary.dump(2) + "\n"}});
+  return r;
+}
+
+}  // namespace lra::host

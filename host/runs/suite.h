@@ -1,0 +1,39 @@
+// runs/suite.h — `lrahost suite`'s work: one plugin on every task and trial
+// seed, each an `lrahost run` in its own process (runs/child_runs.h; a
+// failing task is recorded and the rest go on), then suite.json and suite.md
+// with accuracy mean ± std per task and the LRA average, scored exactly as the
+// leaderboard scores them. An interrupted suite continues where it stopped.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lra::host {
+
+struct SuiteArgs {
+  std::string plugin, out, preset = "official";
+  std::string tasks = "listops,text,retrieval,image,pathfinder,pathx";
+  std::optional<std::string> seeds;     // comma-separated; default: the manifest's rules.seeds
+  std::vector<std::string> sets;        // passed to every run
+  std::optional<std::string> data_dir;
+  std::string device = "auto";
+  int threads = 0;
+  int64_t micro_batch = 0;
+  bool fp32 = false;
+  std::optional<std::string> sign_key;  // passed to every run
+};
+
+struct SuiteOutcome {
+  std::filesystem::path out;  // the suite directory (absolute)
+  std::string markdown;       // suite.md
+  int first_failure = 0;      // 0 when every run succeeded, else the first failed run's exit code
+};
+
+// Everything that can be refused is refused before the first run starts.
+// Prints a line per run on stdout as it goes.
+SuiteOutcome run_suite(const SuiteArgs& a);
+
+}  // namespace lra::host
