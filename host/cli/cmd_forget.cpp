@@ -1,4 +1,4 @@
-// `lrahost forget`: the forgetting curve (reference forgetting-curve.md); the
+// `lrahost forget`: the forgetting curve (docs/forgetting.md); the
 // work is forgetting/forget_run.h's, what a person reads on stdout is here.
 #include <cmath>
 #include <cstdio>

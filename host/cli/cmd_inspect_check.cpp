@@ -1,4 +1,4 @@
-// `lrahost inspect --check PLUGIN`: the conformance checks (cli/conformance.h)
+// `lrahost inspect --check PLUGIN`: the conformance checks (plugins/conformance.h)
 // on a small model shape, each with its verdict, measured difference and time.
 #include <cstdio>
 #include <map>

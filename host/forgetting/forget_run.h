@@ -1,4 +1,4 @@
-// forgetting/forget_run.h — `lrahost forget`'s work (reference forgetting-curve.md):
+// forgetting/forget_run.h — `lrahost forget`'s work (docs/forgetting.md):
 //   --plugin P      train the manifest's causal LM with P as the mixer, then measure it
 //   --torchscript F measure a causal LM exported to TorchScript
 //   --compare J...  read curves back (forgetting.json or the reference tool's

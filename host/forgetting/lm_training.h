@@ -1,7 +1,8 @@
 // forgetting/lm_training.h — next-token training of the causal LM on a token
-// stream (reference forgetting-curve.md §12): fixed-length windows in a
-// seeded order, AdamW, global-norm clipping, the manifest's schedule (WSD
-// for the official manifest), and the held-out loss.
+// stream (docs/forgetting.md, "The model and its training"): the objective
+// (fixed-length windows in a seeded order, the held-out loss) on the host's
+// one training loop (train/training_loop.h: AdamW, clipping, the manifest's
+// schedule — WSD for the official manifest).
 #pragma once
 
 #include <cstdint>

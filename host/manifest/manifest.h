@@ -1,7 +1,7 @@
 // manifest/manifest.h — a task's fixed hyperparameters, read from TOML.
 //
 // A manifest (schema "lrahost.manifest/v1") has four sections whose key names
-// are a contract (docs/ARCHITECTURE §9):
+// are a contract (docs/rules.md "Tiers", docs/releases.md "What a release is"):
 //   [model]  layers d_model heads qkv_dim ffn_dim dropout attention_dropout
 //            pooling positions max_len (padding_mask)
 //   [train]  steps batch_size lr schedule warmup steps_per_cycle (decay_steps) weight_decay

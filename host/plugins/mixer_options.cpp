@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <variant>
 
+#include "common/text.h"
 #include "lra/status.h"
 #include "reference/reference_mixers.h"
 
@@ -25,9 +26,9 @@ lra::Params defaults_of(const std::vector<lra::OptionSpec>& specs) {
 }
 
 std::string option_names(const std::vector<lra::OptionSpec>& specs) {
-  std::string names;
-  for (const auto& s : specs) names += (names.empty() ? "" : ", ") + s.name;
-  return names.empty() ? "none" : names;
+  std::vector<std::string> names;
+  for (const auto& s : specs) names.push_back(s.name);
+  return names.empty() ? "none" : text::join(names);
 }
 
 // --set mixer.KEY=VALUE on top of `out`, typed by the declaration.

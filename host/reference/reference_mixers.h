@@ -5,7 +5,7 @@
 // and, where LRA's own setting breaks its 10% parameter rule, the labelled
 // nearest setting inside it.
 //
-// No LibTorch: `run` applies an entry (cli/mixer_options), and the
+// No LibTorch: `run` applies an entry (plugins/mixer_options), and the
 // leaderboard compares recorded options with it.
 #pragma once
 

@@ -9,6 +9,7 @@
 #include <torch/types.h>
 #include <torch/utils.h>
 
+#include "common/text.h"
 #include "common/atomic_file.h"
 #include "common/build_info.h"
 #include "common/utc_time.h"
@@ -34,15 +35,15 @@ std::string shape_of(const at::Tensor& t) {
 // The plugins on this host that can return attention probabilities, for the
 // message that refuses one that cannot.
 std::string plugins_with_probs() {
-  std::string list;
+  std::vector<std::string> names;
   for (const auto& p : discover_plugins())
     if (p.error.empty() && p.problems.empty() && p.descriptor.kind == LRA_KIND_MIXER &&
         (p.descriptor.capabilities & LRA_CAP_ATTENTION_PROBS))
-      list += (list.empty() ? "" : ", ") + p.descriptor.name;
-  return list.empty() ? "none found" : list;
+      names.push_back(p.descriptor.name);
+  return names.empty() ? "none found" : text::join(names);
 }
 
-// What every reported value depends on (paper-tables.md §4 asks for each).
+// What every reported value depends on (docs/span.md, "The choices").
 nlohmann::json choices_json(const RunRecord& run, bool cls, bool paired) {
   return {
       {"distance", "index distance |i - j| in the flattened token sequence (images: row-major pixel index, not 2-D "

@@ -111,9 +111,8 @@ std::vector<std::string> checked_tasks(const SuiteArgs& a) {
   const auto known = preset_tasks(a.preset);
   for (const auto& t : tasks)
     if (std::find(known.begin(), known.end(), t) == known.end()) {
-      std::string list;
-      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-      throw Error(ErrorKind::usage, "--tasks: '" + t + "' has no " + a.preset + " manifest (tasks: " + list + ")");
+      throw Error(ErrorKind::usage,
+                  "--tasks: '" + t + "' has no " + a.preset + " manifest (tasks: " + text::join(known) + ")");
     }
   return tasks;
 }

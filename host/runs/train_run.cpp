@@ -7,6 +7,7 @@
 
 #include <spdlog/sinks/basic_file_sink.h>
 
+#include "common/text.h"
 #include "common/build_info.h"
 #include "common/dir_lock.h"
 #include "common/ed25519.h"
@@ -43,8 +44,7 @@ using Clock = std::chrono::steady_clock;
 const LoadedPlugin& open_task(const std::string& name) {
   auto names = available_plugin_names(LRA_KIND_TASK);
   if (std::find(names.begin(), names.end(), name) == names.end()) {
-    std::string list;
-    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    const std::string list = text::join(names);
     throw Error(ErrorKind::usage, "unknown task '" + name + "' (available: " + (list.empty() ? "none" : list) +
                                       "; LRA's tasks are listops, text, retrieval, image, pathfinder, pathx)");
   }

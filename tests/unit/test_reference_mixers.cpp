@@ -1,4 +1,4 @@
-// reference/reference_mixers.h and cli/mixer_options.h: the LRA reference
+// reference/reference_mixers.h and plugins/mixer_options.h: the LRA reference
 // settings table of the built-in mixers — parsed and checked, complete for
 // every mixer and task, accepted by the real plugins, inside LRA's 10%
 // parameter budget under every official and smoke manifest (built on CPU and
