@@ -1,6 +1,7 @@
 // Ed25519 signatures of results (common/ed25519, results/signature): a
 // signature binds the digest to a key; any edit, a swapped key or a copied
 // signature is caught, and key files are checked with clear errors.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -174,6 +175,23 @@ TEST(Signature, KeyFileErrorsNameTheFile) {
   std::tie(kind, msg) = kind_and_message(k.dir / "rsa.pem");
   EXPECT_EQ(kind, ErrorKind::usage);
   EXPECT_NE(msg.find("Ed25519"), std::string::npos) << msg;
+  // A passphrase-protected key is refused by name, never prompted for.
+  ASSERT_EQ(std::system(("openssl pkey -in " + (k.dir / "k.pem").string() + " -aes256 -passout pass:secret -out " +
+                         (k.dir / "enc.pem").string() + " 2>/dev/null").c_str()), 0);
+  std::tie(kind, msg) = kind_and_message(k.dir / "enc.pem");
+  EXPECT_EQ(kind, ErrorKind::usage);
+  EXPECT_NE(msg.find("passphrase"), std::string::npos) << msg;
+  // A device that never ends is not read forever, nor is a directory or FIFO read.
+  std::tie(kind, msg) = kind_and_message("/dev/zero");
+  EXPECT_EQ(kind, ErrorKind::usage);
+  EXPECT_NE(msg.find("/dev/zero"), std::string::npos) << msg;
+  ASSERT_EQ(mkfifo((k.dir / "fifo.pem").c_str(), 0600), 0);
+  std::tie(kind, msg) = kind_and_message(k.dir / "fifo.pem");
+  EXPECT_EQ(kind, ErrorKind::usage);
+  EXPECT_NE(msg.find("not a regular file"), std::string::npos) << msg;
+  std::ofstream(k.dir / "big.pem") << std::string((64 << 10) + 1, 'A');
+  std::tie(kind, msg) = kind_and_message(k.dir / "big.pem");
+  EXPECT_NE(msg.find("too large"), std::string::npos) << msg;
   EXPECT_THROW(load_trusted_keys(k.dir / "nope"), Error);
   fs::create_directories(k.dir / "empty");
   EXPECT_THROW(load_trusted_keys(k.dir / "empty"), Error);
