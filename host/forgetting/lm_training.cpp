@@ -118,17 +118,7 @@ LmTrainResult train_causal_lm(CausalLM& model, const std::vector<int32_t>& train
                                      "; use a larger --corpus");
   LmTrainResult r;
   NextTokenObjective objective(model, train, test, o, windows, r);
-  TrainingLoopOptions loop;
-  loop.train = t;
-  loop.device = o.device;
-  loop.live_progress = o.live_progress;
-  const auto done = run_training_loop(*model, objective, loop, log);
-  r.final_train_loss = done.final_train_loss;
-  r.history = done.history;
-  r.steps = done.steps;
-  r.train_seconds = done.train_seconds;
-  r.eval_seconds = done.other_seconds;
-  r.steps_per_second = done.steps_per_second;
+  static_cast<TrainingLoopResult&>(r) = run_training_loop(*model, objective, o, log);
   r.tokens_per_second = r.steps_per_second * static_cast<double>(t.batch_size * o.seq_len);
   return r;
 }

@@ -13,25 +13,24 @@
 
 #include "manifest/manifest.h"
 #include "model/causal_lm.h"
+#include "train/training_loop.h"
 
 namespace lra::host::forgetting {
 
-struct LmTrainOptions {
-  TrainConfig train;
+// The loop's options (train, device, live_progress; one process, no
+// checkpoints) and what the LM adds.
+struct LmTrainOptions : TrainingLoopOptions {
   int64_t seq_len = 0;                 // training length (model.max_len)
-  torch::Device device = torch::kCPU;
   bool bf16 = false;                   // bfloat16 autocast (CUDA only)
-  bool live_progress = false;
   int64_t eval_windows = 256;          // held-out windows scored per evaluation
 };
 
-struct LmTrainResult {
-  double final_train_loss = 0;         // nats/token over the last report window
+// The loop's result (final_train_loss: nats/token over the last report
+// window; other_seconds: the held-out evaluations) and what the LM adds.
+struct LmTrainResult : TrainingLoopResult {
   double test_loss = 0;                // nats/token on the held-out windows, final parameters
   int64_t test_tokens = 0;
-  nlohmann::json history = nlohmann::json::array();
-  double train_seconds = 0, eval_seconds = 0, steps_per_second = 0, tokens_per_second = 0;
-  int64_t steps = 0;
+  double tokens_per_second = 0;
 };
 
 // The training windows: (seq_len + 1)-token slices of the stream at stride

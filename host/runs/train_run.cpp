@@ -318,10 +318,18 @@ std::optional<RunSummary> train_run(const RunArgs& a, spdlog::logger& log) {
   const auto dist = join_ranks(plan, dir, device, log);
   const bool lead = plan.ranks.rank == 0;  // only rank 0 writes the run directory
   const auto& m = plan.manifest;
-  TrainerOptions topts{m.train, m.model.max_len, device, static_cast<bool>(isatty(STDERR_FILENO)) && lead,
-                       a.micro_batch, device.is_cuda() && !a.fp32 && m.train.precision != "float32",
-                       lead ? dir.out : std::filesystem::path(), dir.identity, dir.resume_from, dir.resume_fallbacks,
-                       dist.get()};
+  TrainerOptions topts;
+  topts.train = m.train;
+  topts.device = device;
+  topts.live_progress = static_cast<bool>(isatty(STDERR_FILENO)) && lead;
+  topts.dist = dist.get();
+  if (lead) topts.run_dir = dir.out;  // only rank 0 checkpoints
+  topts.identity = dir.identity;
+  topts.resume_from = dir.resume_from;
+  topts.resume_fallbacks = dir.resume_fallbacks;
+  topts.max_len = m.model.max_len;
+  topts.micro_batch = a.micro_batch;
+  topts.bf16 = device.is_cuda() && !a.fp32 && m.train.precision != "float32";
   Classifier model = built.model;
   const TrainResult tr = train_and_evaluate(model, data.dataset, topts, log);
   if (!lead) return std::nullopt;  // rank 0 evaluates and writes the results

@@ -169,23 +169,7 @@ TrainResult train_and_evaluate(Classifier& model, const lra::Dataset& data, cons
                                spdlog::logger& log) {
   TrainResult r;
   ClassifierObjective objective(model, data, o, r);
-  TrainingLoopOptions loop;
-  loop.train = o.train;
-  loop.device = o.device;
-  loop.live_progress = o.live_progress;
-  loop.dist = o.dist;
-  loop.run_dir = o.run_dir;
-  loop.identity = o.identity;
-  loop.resume_from = o.resume_from;
-  loop.resume_fallbacks = o.resume_fallbacks;
-  const auto done = run_training_loop(*model, objective, loop, log);
-  r.final_train_loss = done.final_train_loss;
-  r.final_train_accuracy = done.final_train_accuracy;
-  r.history = done.history;
-  r.steps = done.steps;
-  r.train_seconds = done.train_seconds;
-  r.steps_per_second = done.steps_per_second;
-  r.resumed_from = done.resumed_from;
+  static_cast<TrainingLoopResult&>(r) = run_training_loop(*model, objective, o, log);
 
   // Test on the final parameters, as LRA's image tasks do and as its ListOps
   // test-only run was meant to (the restore there is reported broken).
@@ -193,7 +177,7 @@ TrainResult train_and_evaluate(Classifier& model, const lra::Dataset& data, cons
   const auto t0 = std::chrono::steady_clock::now();
   plugin_calls::set_phase("evaluation", r.steps);
   if (evaluates) r.test = evaluate(model, data.test, o.max_len, o.train.eval_batch_size, o.device, o.bf16 && o.device.is_cuda());
-  r.eval_seconds = done.other_seconds + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.eval_seconds = r.other_seconds + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (evaluates) log.info("test loss {:.4f} accuracy {:.4f} over {} examples", r.test.loss, r.test.accuracy, r.test.count);
   return r;
 }
