@@ -356,3 +356,32 @@ TEST(ReferenceTable, ReleasedBytesArePinned) {
   EXPECT_EQ(reference_table().sha256(), "91a445510301325df26a227d956ef1fe295128c7e2767d84b7fa6e6f997c019b")
       << "manifests/reference-mixers/lra-v1.toml was edited after its release";
 }
+
+// The built-in mixers that are not in LRA (state-space models) have no entry:
+// `run` uses their defaults, records no reference settings, and those
+// defaults fit the budget on every task, official and smoke.
+class NonLraBudget : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(NonLraBudget, DefaultsFitEveryTaskWithoutAReferenceEntry) {
+  const std::string name = GetParam();
+  const LoadedPlugin& plugin = builtin(name);
+  ASSERT_TRUE(is_builtin_plugin_file(plugin.descriptor.file)) << plugin.descriptor.file;
+  EXPECT_FALSE(reference_table().has_mixer(name));
+  for (const auto& task : kTasks)
+    for (const std::string preset : {"official", "smoke"}) {
+      SCOPED_TRACE(name + " on " + task + " (" + preset + ")");
+      const Manifest m = load_preset(task, preset);
+      const RunMixerOptions r = resolve_run_mixer_options(plugin, {}, task, m.name);
+      EXPECT_TRUE(r.reference_settings.is_null());
+      EXPECT_EQ(params_json(r.options), params_json(resolve_mixer_options(plugin, {})));
+      const Count c = count(m, plugin, r.options);
+      std::printf("  %-8s %-10s %-8s %11lld params, reference %11lld, budget %11lld (headroom left %lld)\n",
+                  name.c_str(), task.c_str(), preset.c_str(), static_cast<long long>(c.total),
+                  static_cast<long long>(c.reference), static_cast<long long>(c.budget),
+                  static_cast<long long>(c.budget - c.total));
+      EXPECT_LE(c.total, c.budget) << "reference Transformer " << c.reference;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(StateSpaceMixers, NonLraBudget, ::testing::Values("s4d", "mamba2"),
+                         [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });

@@ -121,6 +121,32 @@ double max_abs_diff(const torch::Tensor& a, const torch::Tensor& b) {
   return ::testing::AssertionSuccess();
 }
 
+::testing::AssertionResult float32_gradients_match_float64(lra::Mixer& m, const torch::Tensor& x,
+                                                           const torch::Tensor& mask, double rel_tol) {
+  torch::manual_seed(5);
+  auto probe = torch::randn(x.sizes(), torch::kFloat64);
+  auto grads = [&](torch::ScalarType t) {
+    m.to(t);
+    m.zero_grad();
+    auto xi = x.to(t).detach().requires_grad_(true);
+    (m.forward(xi, mask) * probe.to(t)).sum().backward();
+    std::vector<std::pair<std::string, torch::Tensor>> g = {{"x", xi.grad().to(torch::kFloat64)}};
+    for (const auto& p : m.named_parameters())
+      if (p.value().grad().defined()) g.emplace_back(p.key(), p.value().grad().to(torch::kFloat64).clone());
+    return g;
+  };
+  const auto g32 = grads(torch::kFloat32), g64 = grads(torch::kFloat64);
+  if (g32.size() != g64.size()) return ::testing::AssertionFailure() << "different parameters got gradients";
+  for (size_t i = 0; i < g32.size(); ++i) {
+    const double scale = std::max(1.0, g64[i].second.abs().max().item<double>());
+    const double diff = max_abs_diff(g32[i].second, g64[i].second);
+    if (!(diff <= rel_tol * scale))
+      return ::testing::AssertionFailure() << "gradient of " << g32[i].first << ": float32 differs from float64 by "
+                                           << diff << " (scale " << scale << ")";
+  }
+  return ::testing::AssertionSuccess();
+}
+
 ::testing::AssertionResult no_future_leak(lra::Mixer& m, int64_t L, int64_t D, double tol) {
   torch::NoGradGuard g;
   auto mask = lengths_mask(L, {L, L});

@@ -56,6 +56,13 @@ double max_diff_real(const torch::Tensor& a, const torch::Tensor& b, const torch
 // Outputs at real positions do not change when the padded positions of x hold other values.
 ::testing::AssertionResult padding_invariant(lra::Mixer& m, int64_t L, int64_t D, double tol = 1e-5);
 
+// The gradients of x and of every parameter, computed in float32, equal those
+// of the same mixer converted to float64 (relative to each gradient's scale):
+// catches float32-only kernel faults that a float64 parity test cannot see.
+// Leaves the mixer in float64.
+::testing::AssertionResult float32_gradients_match_float64(lra::Mixer& m, const torch::Tensor& x,
+                                                           const torch::Tensor& mask, double rel_tol = 1e-3);
+
 // Changing x at position t changes no output at a position < t.
 ::testing::AssertionResult no_future_leak(lra::Mixer& m, int64_t L, int64_t D, double tol = 1e-6);
 

@@ -1,0 +1,150 @@
+// s4d — the diagonal state-space layer (Gu, Gupta, Goel, Ré, 2022, "On the
+// Parameterization and Initialization of Diagonal State Space Models").
+//
+// Per channel h (h = 1..d_model) a diagonal complex state of N/2 modes (their
+// conjugates make N real states), continuous dynamics x' = A x + B u, y = C x,
+// with B = 1, discretised by zero-order hold with a learned step Δ_h:
+//   dA = exp(Δ A),  dB = (exp(Δ A) - 1) / A,
+//   K[l] = 2 Re( sum_n C_n dB_n dA_n^l )            (a Vandermonde product)
+//   y = GELU(K * u + D u),  out = GLU(W y + b)     (W: d_model -> 2 d_model)
+// The kernel is applied by FFT convolution of length 2L, so nothing wraps
+// around. Bidirectional (two kernels, as S4's LRA models): a second kernel K'
+// reads the strict future, y[t] += sum_{s>t} K'[s-t-1] u[s].
+// Padding: masked inputs are zeroed before the convolution, so they reach no
+// real position in either direction.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+#include <torch/nn/init.h>
+#include <torch/nn/modules/linear.h>
+#include <lra/mixer.h>
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+constexpr int64_t kMaxAutoState = 64;  // S4D's default d_state
+constexpr double kBudgetRatio = 1.1;   // LRA's 10% parameter rule
+
+enum class Init { lin, inv };
+
+struct Config {
+  int64_t d_state = 0;  // N (real states; N/2 complex modes); 0 = auto
+  Init init = Init::lin;
+  bool bidirectional = true;
+  double dt_min = 0.001, dt_max = 0.1;
+};
+
+// Parameters of one layer: log_dt, A (real and imaginary parts), C per
+// direction, D, and the GLU output projection.
+int64_t layer_parameters(int64_t H, int64_t N, int64_t directions) {
+  return H + H * N + directions * H * N + H + (2 * H * H + 2 * H);
+}
+
+// Auto state size: the largest power of two <= 64 whose layer spends at most
+// 1.1x the parameters of the attention it replaces (4 d_model qkv_dim), so
+// every layer, and with it the whole model, stays inside LRA's 10% rule; 2 if
+// even that is too many (the GLU alone can exceed it on tiny widths).
+int64_t auto_state(const lra::MixerSpec& spec, int64_t directions) {
+  const double cap = kBudgetRatio * 4.0 * static_cast<double>(spec.d_model * spec.qkv_dim);
+  for (int64_t n = kMaxAutoState; n >= 2; n /= 2)
+    if (static_cast<double>(layer_parameters(spec.d_model, n, directions)) <= cap) return n;
+  return 2;
+}
+
+class S4D final : public lra::Mixer {
+ public:
+  S4D(const lra::MixerSpec& spec, const Config& c)
+      : directions_(c.bidirectional && !spec.causal ? 2 : 1),
+        state_(c.d_state > 0 ? c.d_state : auto_state(spec, directions_)) {
+    const int64_t H = spec.d_model, M = state_ / 2;
+    torch::NoGradGuard g;
+    // Δ log-uniform in [dt_min, dt_max] (S4D, §4).
+    log_dt_ = register_parameter(
+        "log_dt", at::rand({H}) * (std::log(c.dt_max) - std::log(c.dt_min)) + std::log(c.dt_min));
+    // Re A = -1/2 (stored as log 1/2 so it stays negative); Im A: S4D-Lin pi n
+    // or S4D-Inv (N/pi) (N/(2n+1) - 1).
+    log_a_real_ = register_parameter("log_A_real", at::full({H, M}, std::log(0.5)));
+    auto n = at::arange(M, at::kDouble);
+    auto imag = c.init == Init::lin ? kPi * n : (state_ / kPi) * (state_ / (2 * n + 1) - 1);
+    a_imag_ = register_parameter("A_imag", imag.to(at::kFloat).unsqueeze(0).repeat({H, 1}));
+    // C ~ complex standard normal (variance 1/2 per part), one per direction.
+    c_ = register_parameter("C", at::randn({directions_, H, M, 2}) * std::sqrt(0.5));
+    d_ = register_parameter("D", at::randn({H}));
+    out_ = register_module("output_linear", torch::nn::Linear(H, 2 * H));
+  }
+
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask) override {
+    const int64_t L = x.size(1);
+    auto u = mask.defined() ? x * mask.to(x.scalar_type()).unsqueeze(-1) : x;
+    u = u.transpose(1, 2).contiguous();  // [B, H, L]
+    auto k = kernels(L);  // [directions, H, L]
+    // One kernel of length 2L: the causal part at lags 0..L-1, the reverse
+    // kernel at the top (lag -1 at index 2L-1, ..., -L at index L).
+    auto full = at::constant_pad_nd(k[0], {0, L});
+    if (directions_ == 2) full = full + at::constant_pad_nd(k[1].flip(-1), {L, 0});
+    auto y = at::fft_irfft(at::fft_rfft(u, 2 * L) * at::fft_rfft(full, 2 * L), 2 * L).narrow(-1, 0, L);
+    // GELU on a contiguous [B, L, H] copy: LibTorch 1.13's float32 CPU
+    // gelu_backward returns garbage when the incoming gradient is the strided
+    // one of a matmul over a transposed input (test Float32GradientsMatchFloat64).
+    y = at::gelu((y + u * d_.unsqueeze(-1)).transpose(1, 2).contiguous());
+    return at::glu(out_->forward(y), -1);
+  }
+
+ private:
+  // K[d, h, l] = 2 Re( sum_n C[d,h,n] (exp(Δ A) - 1)/A exp(Δ A l) ).
+  at::Tensor kernels(int64_t L) const {
+    auto dt = at::exp(log_dt_).unsqueeze(-1);                 // [H, 1]
+    auto a = at::complex(-at::exp(log_a_real_), a_imag_);      // [H, M]
+    auto dta = a * dt;
+    auto c = at::view_as_complex(c_) * (at::exp(dta) - 1.0) / a;  // [dirs, H, M]
+    auto steps = at::arange(L, log_dt_.options());
+    auto vandermonde = at::exp(dta.unsqueeze(-1) * steps);   // [H, M, L]
+    return 2.0 * at::real(at::matmul(c.unsqueeze(-2), vandermonde)).squeeze(-2);
+  }
+
+  int64_t directions_;
+  int64_t state_;
+  torch::Tensor log_dt_, log_a_real_, a_imag_, c_, d_;
+  torch::nn::Linear out_{nullptr};
+};
+
+std::vector<lra::OptionSpec> options() {
+  return {
+      {"d_state", int64_t{0},
+       "N, real states per channel (N/2 complex modes); 0 = auto: the largest power of two <= 64 whose layer stays "
+       "within 1.1x the attention's parameters (plugins/s4d/README.md)"},
+      {"init", std::string("lin"), "imaginary parts of A: lin (S4D-Lin, pi n) | inv (S4D-Inv)"},
+      {"bidirectional", true, "two kernels, past and future (S4's LRA models); the causal spec always uses one"},
+      {"dt_min", 0.001, "smallest initial step Δ (log-uniform init)"},
+      {"dt_max", 0.1, "largest initial step Δ"},
+  };
+}
+
+[[noreturn]] void bad_option(const std::string& what) { throw lra::Error(lra::ErrorKind::rules, "s4d: " + what); }
+
+std::shared_ptr<lra::Mixer> create(const lra::MixerSpec& spec, const lra::ParamReader& o) {
+  Config c;
+  c.d_state = o.get_int("d_state");
+  const std::string init = o.get_string("init");
+  c.bidirectional = o.get_bool("bidirectional");
+  c.dt_min = o.get_float("dt_min");
+  c.dt_max = o.get_float("dt_max");
+  if (c.d_state < 0 || c.d_state % 2 != 0)
+    bad_option("d_state must be 0 (auto) or a positive even number (N/2 complex modes), got " +
+               std::to_string(c.d_state));
+  if (init != "lin" && init != "inv") bad_option("init must be \"lin\" or \"inv\", got \"" + init + "\"");
+  c.init = init == "lin" ? Init::lin : Init::inv;
+  if (!(c.dt_min > 0.0) || !(c.dt_max >= c.dt_min))
+    bad_option("need 0 < dt_min <= dt_max, got dt_min " + std::to_string(c.dt_min) + ", dt_max " +
+               std::to_string(c.dt_max));
+  return std::make_shared<S4D>(spec, c);
+}
+
+}  // namespace
+
+LRA_MIXER_PLUGIN("s4d", "1.0.0",
+                 "Diagonal state-space layer S4D (Gu et al. 2022): ZOH, Vandermonde kernel, FFT convolution, "
+                 "bidirectional or causal",
+                 LRA_CAP_CAUSAL | LRA_CAP_PADDING_MASK, options, create)
