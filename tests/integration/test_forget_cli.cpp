@@ -267,6 +267,25 @@ TEST(ForgetCompare, RecomputesTheMeasuredCurvesAndNotesTheirStoredValues) {
   EXPECT_NE(o.output.find("the stored values are the prefix rule's"), std::string::npos) << o.output;
 }
 
+// docs/measured/cpu: the state-space mixers' curves beside transformer and
+// linear_transformer under the CPU-sized manifest (docs/forgetting.md): the
+// lengths documented there are what the stored points give.
+TEST(ForgetCompare, RecomputesTheCpuSizedStateSpaceCurves) {
+  TempDir d;
+  const fs::path cpu = fs::path(LRA_SOURCE_DIR) / "docs/measured/cpu";
+  std::string files;
+  for (const char* p : {"transformer", "linear_transformer", "s4d", "mamba2"})
+    files += " " + (cpu / (std::string("forgetting-") + p + "-cpu-small.json")).string();
+  auto o = lrahost("forget --compare" + files + " --out " + (d.path() / "cmp").string());
+  ASSERT_EQ(o.code, 0) << o.output;
+  //                                              fine  coarse   fine (prefix)  coarse (prefix)  train len
+  EXPECT_TRUE(std::regex_search(o.output, std::regex(R"(\ntransformer +0 +411 +0 +0 +256 )"))) << o.output;
+  EXPECT_TRUE(std::regex_search(o.output, std::regex(R"(\nlinear_transformer +0 +478 +0 +0 +256 )"))) << o.output;
+  EXPECT_TRUE(std::regex_search(o.output, std::regex(R"(\ns4d +0 +209 +0 +0 +256 )"))) << o.output;
+  EXPECT_TRUE(std::regex_search(o.output, std::regex(R"(\nmamba2 +0 +8 +0 +8 +256 )"))) << o.output;
+  EXPECT_EQ(o.output.find("stored memory lengths differ"), std::string::npos) << o.output;
+}
+
 TEST(ForgetCompare, BadReferenceFilesExitWithCode5NamingFileElementAndField) {
   TempDir d;
   const std::string good = read_text(llama3());

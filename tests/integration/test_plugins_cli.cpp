@@ -1,6 +1,8 @@
 // Plugin discovery, inspection and every way a plugin is rejected (exit 3).
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include "cli_harness.h"
 
 using lra::test::fixture_plugin;
@@ -11,6 +13,12 @@ TEST(PluginsCli, ListsBuiltInPlugins) {
   auto o = lrahost("plugins");
   EXPECT_EQ(o.code, 0) << o.output;
   EXPECT_NE(o.output.find("mixer  transformer"), std::string::npos) << o.output;
+  // The state-space mixers (issue 20): causal and exact padding, nothing else.
+  EXPECT_TRUE(std::regex_search(o.output, std::regex(R"(mixer  s4d +1\.0\.0 +ok .*lra_mixer_s4d\.so  \[causal,padding_mask\])")))
+      << o.output;
+  EXPECT_TRUE(
+      std::regex_search(o.output, std::regex(R"(mixer  mamba2 +1\.0\.0 +ok .*lra_mixer_mamba2\.so  \[causal,padding_mask\])")))
+      << o.output;
   EXPECT_NE(o.output.find("task   listops"), std::string::npos) << o.output;
   EXPECT_EQ(o.output.find("fixture_"), std::string::npos) << "fixtures must not be discovered:\n" << o.output;
 }

@@ -102,6 +102,26 @@ TEST_F(ReferenceCli, ThirdPartyPluginsGetNone) {
   EXPECT_EQ(p["options"]["nb_features"], 256) << "the plugin's own default, not LRA's";
 }
 
+// The state-space mixers are built in but not LRA's: `run` trains them with
+// their own defaults (conformance checked first), records no reference
+// settings and keeps every option in the result.
+TEST_F(ReferenceCli, BuiltinStateSpaceMixersRunWithTheirDefaults) {
+  for (const std::string name : {"s4d", "mamba2"}) {
+    SCOPED_TRACE(name);
+    auto o = tiny_run(data(), path(name), name);
+    ASSERT_EQ(o.code, 0) << o.output;
+    EXPECT_NE(o.output.find("conformance checks passed: shape, finite, deterministic, padding_mask, causal"),
+              std::string::npos)
+        << o.output;
+    EXPECT_EQ(o.output.find("LRA reference settings"), std::string::npos) << o.output;
+    const json r = result_of(path(name));
+    EXPECT_EQ(r["plugin"]["name"], name);
+    EXPECT_TRUE(r["plugin"]["reference_settings"].is_null());
+    EXPECT_EQ(r["plugin"]["options"]["d_state"], 0) << "0 = the automatic state size, recorded as given";
+    EXPECT_GT(r["metrics"]["test_accuracy"].get<double>(), 0.0);
+  }
+}
+
 TEST_F(ReferenceCli, SuiteRunsInheritItAndTheLeaderboardMarksIt) {
   const fs::path out = path("suite");
   auto s = lrahost("suite --plugin performer --tasks listops --seeds 0 --preset smoke --threads 1 --data-dir " +
