@@ -115,6 +115,25 @@ TEST(TasksCli, ImageChecksRunsAndRejectsATruncatedBatch) {
   EXPECT_NE(e.output.find("data_batch_3.bin"), std::string::npos) << e.output;
 }
 
+// The state-space mixers through every task's input path whose data cannot be
+// generated (issue 20; ListOps, Pathfinder and Path-X are run by the smoke
+// measurements): Text's CLS pooling, Retrieval's two towers, Image's pixel mask
+// with holes inside the sequence. Synthetic stand-ins, so no accuracy claim.
+TEST(TasksCli, StateSpaceMixersRunTextRetrievalAndImage) {
+  TempDir dir;
+  lra::test::write_imdb_fixture(dir.path() / "text", 30, 20, 1);
+  lra::test::write_aan_fixture(dir.path() / "retrieval", 64, 16, 24, 2);
+  lra::test::write_cifar_fixture(dir.path() / "image", 20, 30, 3);
+  const std::string sets = std::string(kShortTraining) + " --set train.steps_per_cycle=6";
+  for (const std::string plugin : {"s4d", "mamba2"})
+    for (const auto& [task, test_examples] : {std::pair<std::string, int64_t>{"text", 40}, {"retrieval", 24}, {"image", 30}}) {
+      SCOPED_TRACE(plugin + " on " + task);
+      const auto r = smoke_run(task, (dir.path() / task).string(), dir.path() / (plugin + "-" + task), sets, plugin);
+      expect_sane_result(r, task, test_examples);
+      if (!r.is_null()) EXPECT_EQ(r["plugin"]["name"], plugin);
+    }
+}
+
 TEST(TasksCli, PathfinderGeneratesChecksRunsAndRejectsACorruptImage) {
   TempDir dir;
   const std::string data = dir.str() + "/gen";
