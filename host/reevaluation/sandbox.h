@@ -2,7 +2,8 @@
 // bubblewrap (Debian's `bwrap`) with no network (a fresh network namespace
 // whose loopback reaches nothing of the host's), the whole file system
 // read-only except one scratch folder (also its TMPDIR), no capabilities, a
-// new session, its own PID namespace, an address-space limit and a
+// new session, its own PID namespace, an address-space limit (not in an
+// AddressSanitizer build, whose shadow memory no such limit allows) and a
 // wall-clock limit after which the whole process tree is killed.
 #pragma once
 
