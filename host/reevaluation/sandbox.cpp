@@ -87,13 +87,13 @@ SandboxOutcome run_in_sandbox(const std::vector<std::string>& argv, const fs::pa
     }
     const int devnull = open("/dev/null", O_RDONLY);
     if (devnull >= 0) dup2(devnull, STDIN_FILENO);
+    // An AddressSanitizer build (LRA_SANITIZE, a developer build) reserves
+    // ~15 TB of virtual shadow memory at start, which any address-space limit
+    // refuses: there the sandbox keeps every other limit but this one.
 #ifndef __SANITIZE_ADDRESS__
     rlimit as{static_cast<rlim_t>(limits.memory_bytes), static_cast<rlim_t>(limits.memory_bytes)};
     setrlimit(RLIMIT_AS, &as);
 #endif
-    // An AddressSanitizer build (LRA_SANITIZE, a developer build) reserves
-    // ~15 TB of virtual shadow memory at start, which any address-space limit
-    // refuses: there the sandbox keeps every other limit but this one.
     rlimit core{0, 0};
     setrlimit(RLIMIT_CORE, &core);
     execv(cargv[0], cargv.data());

@@ -15,14 +15,12 @@
 //
 // Padding: xBC is zeroed at masked positions before the conv and dt is zeroed
 // there after the softplus, so a masked step neither decays nor writes the state.
-#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include <ATen/ATen.h>
-#include <torch/nn/init.h>
 #include <torch/nn/module.h>
 #include <torch/nn/modules/conv.h>
 #include <torch/nn/modules/linear.h>

@@ -18,7 +18,6 @@
 #include <vector>
 
 #include <ATen/ATen.h>
-#include <torch/nn/init.h>
 #include <torch/nn/modules/linear.h>
 #include <lra/mixer.h>
 

@@ -74,6 +74,16 @@ Count count(const Manifest& m, const LoadedPlugin& plugin, const lra::Params& op
   return {total, reference, compute_param_budget(reference, m.rules.param_budget_ratio).budget};
 }
 
+// Prints the count (the figures the READMEs' budget tables quote) and checks it.
+void expect_within_budget(const std::string& name, const std::string& task, const std::string& preset,
+                          const Count& c) {
+  std::printf("  %-18s %-10s %-8s %11lld params, reference %11lld, budget %11lld (headroom left %lld)\n",
+              name.c_str(), task.c_str(), preset.c_str(), static_cast<long long>(c.total),
+              static_cast<long long>(c.reference), static_cast<long long>(c.budget),
+              static_cast<long long>(c.budget - c.total));
+  EXPECT_LE(c.total, c.budget) << "reference Transformer " << c.reference;
+}
+
 std::string error_of(const std::string& text) {
   try {
     ReferenceTable::parse(text, "reference-mixers/test.toml");
@@ -233,11 +243,7 @@ TEST_P(ReferenceBudget, EveryTaskResolvesAndFitsOfficialAndSmoke) {
       const auto entry = *reference_table().entry(name, task, preset == "smoke");
       EXPECT_TRUE(reference_differences(entry, params_json(r.options)).empty()) << params_json(r.options).dump();
       EXPECT_EQ(rs["settings"], entry.values());
-      const Count c = count(m, plugin, r.options);
-      std::printf("  %-18s %-10s %-8s %11lld params, budget %11lld (headroom left %lld)\n", name.c_str(),
-                  task.c_str(), preset.c_str(), static_cast<long long>(c.total), static_cast<long long>(c.budget),
-                  static_cast<long long>(c.budget - c.total));
-      EXPECT_LE(c.total, c.budget) << "reference Transformer " << c.reference;
+      expect_within_budget(name, task, preset, count(m, plugin, r.options));
     }
 }
 
@@ -374,12 +380,7 @@ TEST_P(NonLraBudget, DefaultsFitEveryTaskWithoutAReferenceEntry) {
       const RunMixerOptions r = resolve_run_mixer_options(plugin, {}, task, m.name);
       EXPECT_TRUE(r.reference_settings.is_null());
       EXPECT_EQ(params_json(r.options), params_json(resolve_mixer_options(plugin, {})));
-      const Count c = count(m, plugin, r.options);
-      std::printf("  %-8s %-10s %-8s %11lld params, reference %11lld, budget %11lld (headroom left %lld)\n",
-                  name.c_str(), task.c_str(), preset.c_str(), static_cast<long long>(c.total),
-                  static_cast<long long>(c.reference), static_cast<long long>(c.budget),
-                  static_cast<long long>(c.budget - c.total));
-      EXPECT_LE(c.total, c.budget) << "reference Transformer " << c.reference;
+      expect_within_budget(name, task, preset, count(m, plugin, r.options));
     }
 }
 

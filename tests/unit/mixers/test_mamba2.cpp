@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 
 #include "mixer_harness.h"
+#include "model/backbone.h"
 
 using namespace lra::test;
 
@@ -87,12 +88,6 @@ torch::Tensor holes_mask(int64_t L) {
 
 int64_t d_state_of(lra::Mixer& m, const lra::MixerSpec& s) {
   return (weight(m, "in_proj.weight").size(0) - 2 * s.qkv_dim - s.heads) / 2;
-}
-
-int64_t count_params(lra::Mixer& m) {
-  int64_t n = 0;
-  for (const auto& p : m.parameters()) n += p.numel();
-  return n;
 }
 
 lra::MixerSpec spec_of(int64_t d_model, int64_t qkv, int64_t heads, bool causal) {
@@ -238,10 +233,10 @@ TEST(Mamba2, AutoStateSizeFitsTheAttentionBudget) {
       const std::string what = "d " + std::to_string(c.d) + " qkv " + std::to_string(c.qkv) +
                                (causal ? " causal" : " bidirectional") + ": N " + std::to_string(N);
       EXPECT_TRUE(N >= 2 && N <= 128 && (N & (N - 1)) == 0) << what;
-      if (static_cast<double>(count_params(*m)) <= bound) {
+      if (static_cast<double>(lra::host::count_parameters(*m)) <= bound) {
         // The largest that fits: doubling it would break the bound (or exceed 128).
         if (N < 128)
-          EXPECT_GT(static_cast<double>(count_params(*make_mixer(kName, s, {{"d_state", 2 * N}}))), bound) << what;
+          EXPECT_GT(static_cast<double>(lra::host::count_parameters(*make_mixer(kName, s, {{"d_state", 2 * N}}))), bound) << what;
       } else {
         EXPECT_EQ(N, 2) << what << " (nothing fits: smallest allowed)";
       }
