@@ -154,7 +154,8 @@ def openblas_threads():
         return -1
 
 
-def main():
+def parse_args():
+    """The flags of lra_bench_cpu_step (shared by train_step_nn.py)."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add = p.add_argument
     add("--layers", type=int, default=2)
@@ -179,17 +180,24 @@ def main():
     add("--trace", default="", help="write a chrome://tracing profile of --steps more steps to this file")
     a = p.parse_args()
     a.qkv_dim = a.qkv_dim or a.d_model
+    return a
 
-    # lra::host::configure_cpu_threads with OpenBLAS: LibTorch's pool gets one
-    # thread, OpenBLAS the cores (from OPENBLAS_NUM_THREADS, read at load time).
+
+def set_threads(a):
+    """lra::host::configure_cpu_threads with OpenBLAS: LibTorch's pool gets one
+    thread, OpenBLAS the cores (from OPENBLAS_NUM_THREADS, read at load time).
+    Returns OpenBLAS's thread count."""
     torch.set_num_threads(a.torch_threads or 1)
     blas = openblas_threads()
     if a.threads > 0 and blas not in (-1, a.threads):
-        sys.exit(f"train_step.py: OpenBLAS runs {blas} threads, not --threads {a.threads}; "
+        sys.exit(f"{sys.argv[0]}: OpenBLAS runs {blas} threads, not --threads {a.threads}; "
                  f"set OPENBLAS_NUM_THREADS={a.threads} before starting Python")
-    torch.manual_seed(a.seed)
+    return blas
 
-    model = Classifier(a)
+
+def time_steps(model, a):
+    """Times `model`'s training step on one fixed random batch (seed a.seed,
+    lengths in [L/2, L], the rest padding); returns the report's fields."""
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, betas=(0.9, 0.98), eps=1e-9, weight_decay=0.1)
 
@@ -241,9 +249,7 @@ def main():
                 step()
         prof.export_chrome_trace(a.trace)
     timed = a.steps * a.reps
-
-    print(json.dumps({
-        "impl": "python",
+    return {
         "ms_per_step": statistics.median(wall_ms),
         "ms_per_step_reps": wall_ms,
         "cpu_ms_per_step": statistics.median(cpu_ms),
@@ -254,10 +260,18 @@ def main():
                                              "vocab", "classes", "dropout", "attention_dropout", "grad_clip",
                                              "warmup", "steps", "reps")},
         "torch_threads": torch.get_num_threads(),
-        "blas_threads": blas,
         "torch_version": torch.__version__,
         "python": sys.version.split()[0],
-    }, separators=(",", ":")))
+    }
+
+
+def main():
+    a = parse_args()
+    blas = set_threads(a)
+    torch.manual_seed(a.seed)
+    report = time_steps(Classifier(a), a)
+    report.update({"impl": "python", "blas_threads": blas})
+    print(json.dumps(report, separators=(",", ":")))
 
 
 if __name__ == "__main__":

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <vector>
 
 #include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/adamw.h>
@@ -19,6 +21,62 @@ double softmax_transformer_flops_per_step(const ModelConfig& m, int64_t batch, i
   return 3 * forward;  // backward = 2 x forward
 }
 
+namespace {
+
+// The classifier at `length` with fixed random inputs already on the device:
+// the protocol times the model, not data loading (which runs on background
+// threads in `run`). Every token is real (ids >= 1, an all-true mask).
+struct BenchModel {
+  Classifier model{nullptr};
+  torch::Tensor ids, mask, labels;
+  bool paired = false;
+
+  BenchModel(const MixerFactory& make_mixer, int64_t length, int64_t batch, const StepBenchOptions& o) {
+    ModelConfig m = o.model;
+    m.max_len = length;
+    torch::manual_seed(static_cast<uint64_t>(o.seed));
+    model = Classifier(BackboneSpec{m, o.vocab_size, o.num_classes, o.seed, o.paired}, make_mixer);
+    model->to(o.device);
+    paired = o.paired;
+    const auto on = torch::TensorOptions().dtype(torch::kLong).device(o.device);
+    ids = torch::randint(1, o.vocab_size, {batch, length}, on);
+    mask = torch::ones({batch, length}, torch::TensorOptions().dtype(torch::kBool).device(o.device));
+    labels = torch::randint(0, o.num_classes, {batch}, on);
+  }
+
+  // Retrieval's second document is the same tensor: the cost is that of two encodings.
+  torch::Tensor logits(int64_t first, int64_t n, bool bf16) {
+    CudaBf16Autocast autocast(bf16);
+    auto i = ids.narrow(0, first, n), k = mask.narrow(0, first, n);
+    return model->forward(i, k, paired ? i : torch::Tensor(), paired ? k : torch::Tensor())
+        .to(torch::kFloat);
+  }
+};
+
+// `repeats` timed runs of `steps` calls after `warmup` untimed ones: each run's calls/s.
+std::vector<double> time_repetitions(const std::function<void()>& call, const StepBenchOptions& o) {
+  synchronize_device(o.device);
+  reset_peak_memory(o.device);
+  for (int64_t i = 0; i < o.warmup; ++i) call();
+  synchronize_device(o.device);
+  std::vector<double> rates;
+  for (int64_t r = 0; r < o.repeats; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int64_t i = 0; i < o.steps; ++i) call();
+    synchronize_device(o.device);  // the only synchronisation: at the end of a timed run
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    rates.push_back(static_cast<double>(o.steps) / s);
+  }
+  return rates;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
 BenchPoint measure_training_steps(const std::string& plugin, const MixerFactory& make_mixer, int64_t length,
                                   const StepBenchOptions& o) {
   BenchPoint p;
@@ -29,46 +87,28 @@ BenchPoint measure_training_steps(const std::string& plugin, const MixerFactory&
   p.dtype = o.bf16 ? "bfloat16 autocast" : "float32";
   p.peak_memory_kind = peak_memory_kind(o.device);
   try {
-    ModelConfig m = o.model;
-    m.max_len = length;
-    torch::manual_seed(static_cast<uint64_t>(o.seed));
-    Classifier model(BackboneSpec{m, o.vocab_size, o.num_classes, o.seed, false}, make_mixer);
-    p.params = count_parameters(*model);
-    model->to(o.device);
-    model->train();
-    torch::optim::AdamW opt(model->parameters(), adamw_options(o.train).lr(1e-4));
-    // Fixed random inputs, already on the device: the protocol times the
-    // model's step, not data loading (which runs on background threads in `run`).
-    const auto on = torch::TensorOptions().dtype(torch::kLong).device(o.device);
-    auto ids = torch::randint(1, o.vocab_size, {o.batch, length}, on);
-    auto mask = torch::ones({o.batch, length}, torch::TensorOptions().dtype(torch::kBool).device(o.device));
-    auto labels = torch::randint(0, o.num_classes, {o.batch}, on);
+    BenchModel b(make_mixer, length, o.batch, o);
+    p.params = count_parameters(*b.model);
+    b.model->train();
+    torch::optim::AdamW opt(b.model->parameters(), adamw_options(o.train).lr(1e-4));
+    const int64_t micro = o.micro_batch > 0 ? std::min(o.micro_batch, o.batch) : o.batch;
+    const bool bf16 = o.bf16 && o.device.is_cuda();
+    // As the trainer's step: summed loss over each micro-batch / the batch, accumulated.
     auto step = [&] {
       opt.zero_grad();
-      torch::Tensor loss;
-      {
-        CudaBf16Autocast autocast(o.bf16 && o.device.is_cuda());
-        loss = torch::cross_entropy_loss(model->forward(ids, mask).to(torch::kFloat), labels);
+      for (int64_t first = 0; first < o.batch; first += micro) {
+        const int64_t n = std::min(micro, o.batch - first);
+        auto loss = torch::cross_entropy_loss(b.logits(first, n, bf16), b.labels.narrow(0, first, n), {},
+                                              at::Reduction::Sum) /
+                    o.batch;
+        loss.backward();
       }
-      loss.backward();
-      if (o.train.grad_clip > 0) torch::nn::utils::clip_grad_norm_(model->parameters(), o.train.grad_clip);
+      if (o.train.grad_clip > 0) torch::nn::utils::clip_grad_norm_(b.model->parameters(), o.train.grad_clip);
       opt.step();
     };
-    synchronize_device(o.device);
-    reset_peak_memory(o.device);
-    for (int64_t i = 0; i < o.warmup; ++i) step();
-    synchronize_device(o.device);
-    for (int64_t r = 0; r < o.repeats; ++r) {
-      const auto t0 = std::chrono::steady_clock::now();
-      for (int64_t i = 0; i < o.steps; ++i) step();
-      synchronize_device(o.device);  // the only synchronisation: at the end of a timed run
-      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      p.repetition_steps_per_s.push_back(static_cast<double>(o.steps) / s);
-    }
+    p.repetition_steps_per_s = time_repetitions(step, o);
     p.peak_memory_bytes = peak_memory_bytes(o.device);
-    auto sorted = p.repetition_steps_per_s;
-    std::sort(sorted.begin(), sorted.end());
-    p.steps_per_s = sorted[sorted.size() / 2];
+    p.steps_per_s = median(p.repetition_steps_per_s);
     p.tokens_per_s = p.steps_per_s * static_cast<double>(o.batch * length);
   } catch (const std::exception& e) {
     std::string msg = e.what();
@@ -79,6 +119,26 @@ BenchPoint measure_training_steps(const std::string& plugin, const MixerFactory&
   }
   release_cached_memory(o.device);
   return p;
+}
+
+double measure_evaluation_batches(const MixerFactory& make_mixer, int64_t length, const StepBenchOptions& o) {
+  double rate = 0;
+  {
+    BenchModel b(make_mixer, length, o.eval_batch, o);
+    torch::NoGradGuard no_grad;
+    b.model->eval();
+    const bool bf16 = o.bf16 && o.device.is_cuda();
+    auto loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(o.device));
+    auto correct = torch::zeros({}, torch::TensorOptions().dtype(torch::kLong).device(o.device));
+    auto batch = [&] {
+      auto logits = b.logits(0, o.eval_batch, bf16);
+      loss_sum += torch::cross_entropy_loss(logits, b.labels, {}, at::Reduction::Sum).to(torch::kDouble);
+      correct += logits.argmax(-1).eq(b.labels).sum();
+    };
+    rate = median(time_repetitions(batch, o));
+  }
+  release_cached_memory(o.device);
+  return rate;
 }
 
 }  // namespace lra::host::bench

@@ -21,7 +21,10 @@ struct StepBenchOptions {
   TrainConfig train;         // optimizer settings (betas, eps, weight decay, clipping)
   int64_t vocab_size = 257;  // Text: bytes + 1, 0 = padding
   int64_t num_classes = 2;
+  bool paired = false;       // two inputs per example (Retrieval)
   int64_t batch = 32;
+  int64_t micro_batch = 0;   // > 0: gradients accumulated over micro-batches of this size, as `run --micro-batch`
+  int64_t eval_batch = 0;    // measure_evaluation_batches: examples per forward pass
   int64_t warmup = 3, steps = 10, repeats = 3;
   c10::Device device = c10::kCPU;
   bool bf16 = false;         // bfloat16 autocast (CUDA only)
@@ -32,6 +35,13 @@ struct StepBenchOptions {
 // (status "oom"), any other failure status "error"; neither throws.
 BenchPoint measure_training_steps(const std::string& plugin, const MixerFactory& make_mixer, int64_t length,
                                   const StepBenchOptions& o);
+
+// Evaluation batches per second of the same classifier: forward passes of
+// `o.eval_batch` examples at `length`, in evaluation mode without gradients,
+// as the training loop's validation and test passes run them (their loss and
+// accuracy sums stay on the device). Times `o.repeats` runs of `o.steps`
+// batches after `o.warmup`; the median is returned. Throws on failure.
+double measure_evaluation_batches(const MixerFactory& make_mixer, int64_t length, const StepBenchOptions& o);
 
 // Matrix-multiply FLOPs of one training step (forward x 3) of the classifier
 // with full softmax attention: per layer 8·B·L·d·qkv (projections) +

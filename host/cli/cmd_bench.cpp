@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "bench/bench_run.h"
+#include "bench/task_bench.h"
 #include "cli/commands.h"
 #include "cli/console_log.h"
 #include "common/dir_lock.h"
@@ -22,24 +23,35 @@ int bench_command(const BenchArgs& a) {
   }
   configure_cpu_threads(effective_threads(a.threads));
   auto log = make_logger();
-  const bench::BenchOutcome r = bench::run_bench(a, *log);
+  const bench::BenchOutcome r = a.task.empty() ? bench::run_bench(a, *log) : bench::run_task_bench(a, *log);
   std::printf("\n%s", r.markdown.c_str());
-  std::printf("\nresults: %s, bench.md, bench.svg\n", (r.out / "bench.json").c_str());
+  std::printf("\nresults: %s, bench.md%s\n", (r.out / "bench.json").c_str(), a.task.empty() ? ", bench.svg" : "");
   return 0;
 }
 
 void add_bench_command(CLI::App& app, CommandSlot& slot) {
   auto a = std::make_shared<BenchArgs>();
   auto* b = app.add_subcommand("bench", "Training speed and peak memory per plugin and length (the LRA paper's "
-                                        "Table 2 protocol, Text backbone)");
-  b->add_option("--plugins", a->plugins, "Comma-separated mixer plugins (names or paths), or all");
-  b->add_option("--lengths", a->lengths, "Comma-separated sequence lengths");
-  b->add_option("--batch", a->batch, "Examples per step (LRA: 32)");
+                                        "Table 2 protocol, Text backbone); with --task, a task's whole run "
+                                        "timed and its wall time predicted");
+  b->add_option("--plugins", a->plugins,
+                "Comma-separated mixer plugins (names or paths), or all (default: all; with --task: transformer)");
+  auto* lengths = b->add_option("--lengths", a->lengths, "Comma-separated sequence lengths");
+  auto* batch = b->add_option("--batch", a->batch, "Examples per step (LRA: 32)");
+  auto* task = b->add_option("--task", a->task,
+                             "Time this task's manifest as `run` trains it (its backbone, batch, length, evaluation "
+                             "cadence) and predict the whole run; suite = every task of `lrahost suite`");
+  task->excludes(lengths)->excludes(batch);
+  b->add_option("--preset", a->preset, "With --task: the manifest preset (official, smoke)")->needs(task);
+  b->add_option("--micro-batch", a->micro_batch,
+                "With --task: accumulate gradients over micro-batches of this size, as run --micro-batch")
+      ->needs(task);
   b->add_option("--warmup", a->warmup, "Untimed steps first (allocator, kernels, caches)");
   b->add_option("--steps", a->steps, "Steps per timed repetition");
   b->add_option("--repeats", a->repeats, "Timed repetitions (the median is reported)");
   b->add_option("--accuracy", a->accuracy, "result.json files: mean test accuracy per plugin for the speed/accuracy chart");
-  b->add_option("--report", a->report, "Merge these bench.json files into one bench.json/md/svg; measure nothing");
+  b->add_option("--report", a->report, "Merge these bench.json files into one bench.json/md/svg; measure nothing")
+      ->excludes(task);
   b->add_option("--out", a->out, "Output directory (bench.json, bench.md, bench.svg)");
   add_device_option(b, a->device);
   add_fp32_flag(b, a->fp32);

@@ -65,5 +65,78 @@ TEST(BenchCli, BadOptionsFailBeforeMeasuring) {
   EXPECT_FALSE(fs::exists(d.path() / "b" / "bench.json"));
 }
 
+TEST(BenchCli, TaskModePredictsTheWholeRun) {
+  TempDir d;
+  const fs::path out = d.path() / "listops";
+  auto o = lrahost("bench --task listops --preset smoke --micro-batch 8 --warmup 0 --steps 2 --repeats 1 --device cpu "
+                   "--out " + out.string());
+  ASSERT_EQ(o.code, 0) << o.output;
+  const auto j = nlohmann::json::parse(read_text(out / "bench.json"));
+  EXPECT_EQ(j["schema"], "lrahost.bench-runs/v1");
+  ASSERT_EQ(j["runs"].size(), 1u);
+  const auto& r = j["runs"][0];
+  EXPECT_EQ(r["plugin"], "transformer");  // the default with --task
+  EXPECT_EQ(r["manifest"], "smoke/listops");
+  EXPECT_EQ(r["status"], "ok");
+  EXPECT_EQ(r["training"]["batch"], 32);   // the manifest's batch and length
+  EXPECT_EQ(r["training"]["length"], 64);
+  EXPECT_EQ(r["micro_batch"], 8);
+  EXPECT_EQ(r["eval_batch"], 100);
+  EXPECT_GT(r["eval_batches_per_s"].get<double>(), 0.0);
+  EXPECT_EQ(r["schedule"]["validations"], 8);       // 2000 steps, every 250
+  EXPECT_EQ(r["schedule"]["val_batches_each"], 5);  // 500 / 100
+  EXPECT_EQ(r["schedule"]["test_batches"], 10);     // 1000 / 100
+  const double steps_per_s = r["training"]["steps_per_s"].get<double>();
+  EXPECT_NEAR(r["predicted_s"]["training"].get<double>(), 2000 / steps_per_s, 1e-6);
+  EXPECT_NEAR(r["predicted_s"]["evaluation"].get<double>(), 50 / r["eval_batches_per_s"].get<double>(), 1e-6);
+  EXPECT_EQ(r["seeds"], 1);
+  EXPECT_NE(read_text(out / "bench.md").find("| transformer | listops | 64 | 32 (micro 8) |"), std::string::npos)
+      << read_text(out / "bench.md");
+  EXPECT_FALSE(fs::exists(out / "bench.svg"));
+}
+
+TEST(BenchCli, TaskModeSuiteCoversEveryTaskWithPathXApart) {
+  TempDir d;
+  const fs::path out = d.path() / "suite";
+  auto o = lrahost("bench --task suite --preset smoke --plugins linear_transformer --warmup 0 --steps 1 --repeats 1 "
+                   "--device cpu --out " + out.string());
+  ASSERT_EQ(o.code, 0) << o.output;
+  const auto j = nlohmann::json::parse(read_text(out / "bench.json"));
+  ASSERT_EQ(j["runs"].size(), 6u);
+  const std::vector<std::string> tasks = {"listops", "text", "retrieval", "image", "pathfinder", "pathx"};
+  double lra_tasks = 0;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    EXPECT_EQ(j["runs"][i]["task"], tasks[i]);
+    EXPECT_EQ(j["runs"][i]["status"], "ok") << j["runs"][i].dump();
+    if (tasks[i] != "pathx") lra_tasks += j["runs"][i]["predicted_s"]["all_seeds"].get<double>();
+  }
+  ASSERT_EQ(j["suite"].size(), 1u);
+  EXPECT_NEAR(j["suite"][0]["lra_tasks_s"].get<double>(), lra_tasks, 1e-6 * lra_tasks);
+  EXPECT_NEAR(j["suite"][0]["pathx_s"].get<double>(), j["runs"][5]["predicted_s"]["all_seeds"].get<double>(), 1e-9);
+  EXPECT_NE(read_text(out / "bench.md").find("for Path-X"), std::string::npos);
+}
+
+TEST(BenchCli, TaskModeBadOptionsFailBeforeMeasuring) {
+  TempDir d;
+  const std::string out = " --out " + (d.path() / "b").string();
+  auto lengths = lrahost("bench --task listops --lengths 16" + out);
+  EXPECT_EQ(lengths.code, 2) << lengths.output;
+  auto batch = lrahost("bench --task listops --batch 4" + out);
+  EXPECT_EQ(batch.code, 2) << batch.output;
+  auto task = lrahost("bench --task no_such_task" + out);
+  EXPECT_EQ(task.code, 2) << task.output;
+  EXPECT_NE(task.output.find("pathfinder"), std::string::npos) << task.output;
+  auto preset = lrahost("bench --task listops --preset no_such_preset" + out);
+  EXPECT_EQ(preset.code, 2) << preset.output;
+  EXPECT_NE(preset.output.find("no_such_preset"), std::string::npos) << preset.output;
+  auto micro = lrahost("bench --micro-batch 4 --plugins transformer --lengths 16" + out);
+  EXPECT_EQ(micro.code, 2) << micro.output;
+  auto negative = lrahost("bench --task listops --preset smoke --micro-batch -1" + out);
+  EXPECT_EQ(negative.code, 2) << negative.output;
+  auto plugin = lrahost("bench --task listops --preset smoke --plugins no_such_mixer" + out);
+  EXPECT_EQ(plugin.code, 3) << plugin.output;
+  EXPECT_FALSE(fs::exists(d.path() / "b" / "bench.json"));
+}
+
 }  // namespace
 }  // namespace lra::test

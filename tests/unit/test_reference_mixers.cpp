@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "bench/task_shape.h"
 #include "plugins/mixer_options.h"
 #include "plugins/mixer_factory.h"
 #include "common/sha256.h"
@@ -39,20 +40,6 @@ const std::vector<std::string> kMixers = {"transformer", "local",  "sparse_trans
                                           "bigbird",     "linear_transformer", "performer"};
 const std::vector<std::string> kTasks = {"listops", "text", "retrieval", "image", "pathfinder", "pathx"};
 
-// What the task plugins report once their data are loaded (TaskInfo), so the
-// model can be built without data: vocabulary, classes, two inputs.
-struct TaskShape {
-  int64_t vocab, classes;
-  bool paired;
-};
-TaskShape task_shape(const std::string& task) {
-  if (task == "listops") return {17, 10, false};   // tasks/listops/expr.h
-  if (task == "text") return {257, 2, false};      // tasks/text/imdb_reader.h
-  if (task == "retrieval") return {257, 2, true};  // tasks/retrieval/aan_reader.h
-  if (task == "image") return {256, 10, false};    // tasks/image/cifar_reader.h
-  return {256, 2, false};                          // pathfinder, pathx: gray values, connected or not
-}
-
 std::string read_file(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -66,8 +53,8 @@ struct Count {
 
 // The model `run` builds for this manifest and options, counted.
 Count count(const Manifest& m, const LoadedPlugin& plugin, const lra::Params& options) {
-  const TaskShape t = task_shape(m.task);
-  const BackboneSpec spec{m.model, t.vocab, t.classes, 0, t.paired};
+  const TaskShape t = lra_task_shape(m.task);
+  const BackboneSpec spec{m.model, t.vocab_size, t.num_classes, 0, t.paired};
   torch::NoGradGuard g;
   const int64_t reference = count_parameters(*Classifier(spec, make_reference_attention));
   const int64_t total = count_parameters(*Classifier(spec, plugin_mixer_factory(plugin, options)));

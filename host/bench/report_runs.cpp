@@ -1,0 +1,149 @@
+// bench/report_runs.cpp — see report_runs.h.
+#include "bench/report_runs.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "bench/report_json.h"
+
+namespace lra::host::bench {
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+std::string with_commas(int64_t v) {
+  std::string s = std::to_string(v < 0 ? -v : v), out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i > 0 && (s.size() - i) % 3 == 0) out += ',';
+    out += s[i];
+  }
+  return (v < 0 ? "-" : "") + out;
+}
+
+}  // namespace
+
+std::string human_duration(double s) {
+  if (!std::isfinite(s) || s < 0) return "-";
+  if (s < 60) return fmt("%.0f s", s);
+  const auto whole = static_cast<int64_t>(std::llround(s));
+  if (s < 3600) return std::to_string(whole / 60) + " min " + std::to_string(whole % 60) + " s";
+  if (s < 48 * 3600) {
+    const int64_t minutes = static_cast<int64_t>(std::llround(s / 60));
+    char b[32];
+    std::snprintf(b, sizeof b, "%lld h %02lld min", static_cast<long long>(minutes / 60),
+                  static_cast<long long>(minutes % 60));
+    return b;
+  }
+  return fmt("%.1f days", s / 86400);
+}
+
+std::vector<SuiteTotal> suite_totals(const std::vector<TaskRunEstimate>& runs) {
+  std::vector<SuiteTotal> totals;
+  for (const auto& r : runs) {
+    auto it = std::find_if(totals.begin(), totals.end(), [&](const SuiteTotal& t) { return t.plugin == r.plugin; });
+    if (it == totals.end()) {
+      totals.push_back({r.plugin});
+      it = totals.end() - 1;
+    }
+    const double all_seeds = static_cast<double>(r.seeds) * r.prediction.total_s();
+    if (!r.ok()) it->complete = false;
+    if (r.task == "pathx") {
+      it->pathx = true;
+      if (r.ok()) it->pathx_s = all_seeds;
+    } else {
+      it->tasks.push_back(r.task);
+      if (r.ok()) it->lra_tasks_s += all_seeds;
+    }
+  }
+  return totals;
+}
+
+nlohmann::json run_estimates_json(const std::vector<TaskRunEstimate>& runs) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& r : runs) {
+    nlohmann::json j = {
+        {"plugin", r.plugin},
+        {"task", r.task},
+        {"preset", r.preset},
+        {"manifest", r.manifest},
+        {"release", r.release.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.release)},
+        {"status", r.ok() ? "ok" : r.train.status},
+        {"training", bench_points_json({r.train})[0]},
+        {"micro_batch", r.micro_batch},
+        {"eval_batch", r.eval_batch},
+        {"eval_batches_per_s", r.eval_batches_per_s},
+        {"splits", {{"train", r.splits.train}, {"val", r.splits.val}, {"test", r.splits.test}, {"source", r.splits.source}}},
+        {"schedule",
+         {{"train_steps", r.schedule.train_steps},
+          {"validations", r.schedule.validations},
+          {"val_batches_each", r.schedule.val_batches_each},
+          {"test_batches", r.schedule.test_batches}}},
+        {"seeds", r.seeds},
+    };
+    if (r.ok())
+      j["predicted_s"] = {{"training", r.prediction.train_s},
+                          {"evaluation", r.prediction.eval_s},
+                          {"one_run", r.prediction.total_s()},
+                          {"all_seeds", static_cast<double>(r.seeds) * r.prediction.total_s()}};
+    else
+      j["predicted_s"] = nullptr;
+    rows.push_back(std::move(j));
+  }
+  nlohmann::json suite = nlohmann::json::array();
+  for (const auto& t : suite_totals(runs)) {
+    nlohmann::json j = {{"plugin", t.plugin}, {"tasks", t.tasks}, {"complete", t.complete}};
+    j["lra_tasks_s"] = t.tasks.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.lra_tasks_s);
+    j["pathx_s"] = t.pathx ? nlohmann::json(t.pathx_s) : nlohmann::json(nullptr);
+    suite.push_back(std::move(j));
+  }
+  return {{"schema", "lrahost.bench-runs/v1"}, {"runs", rows}, {"suite", suite}};
+}
+
+std::string run_estimates_markdown(const std::vector<TaskRunEstimate>& runs) {
+  std::ostringstream md;
+  md << "| plugin | task | length | batch | training steps/s | MFU | evaluation batches/s | peak memory | steps "
+        "| validations x batches + test | training | evaluation | one run | seeds | all seeds |\n"
+     << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const auto& r : runs) {
+    const auto& t = r.train;
+    const std::string batch = std::to_string(t.batch) + (r.micro_batch > 0 ? " (micro " + std::to_string(r.micro_batch) + ")" : "");
+    md << "| " << r.plugin << " | " << r.task << " | " << with_commas(t.length) << " | " << batch << " | ";
+    if (!r.ok()) {
+      md << (t.status == "oom" ? "OOM" : "error") << " | | | | " << with_commas(r.schedule.train_steps)
+         << " | | | | | " << r.seeds << " | |\n";
+      continue;
+    }
+    md << fmt("%.3f", t.steps_per_s) << " | " << (t.mfu ? fmt("%.1f%%", 100 * *t.mfu) : "-") << " | "
+       << fmt("%.2f", r.eval_batches_per_s) << " | " << fmt("%.2f GB", t.peak_memory_bytes / 1e9) << " | "
+       << with_commas(r.schedule.train_steps) << " | " << r.schedule.validations << " x " << r.schedule.val_batches_each
+       << " + " << r.schedule.test_batches << " | " << human_duration(r.prediction.train_s) << " | "
+       << human_duration(r.prediction.eval_s) << " | " << human_duration(r.prediction.total_s()) << " | " << r.seeds
+       << " | " << human_duration(static_cast<double>(r.seeds) * r.prediction.total_s()) << " |\n";
+  }
+  if (!runs.empty()) {
+    const auto& t = runs.front().train;
+    md << "\n" << t.device << ", " << t.dtype << "; peak memory: " << t.peak_memory_kind
+       << "; preset " << runs.front().preset << ".\n";
+  }
+  for (const auto& s : suite_totals(runs)) {
+    if (s.tasks.size() + (s.pathx ? 1 : 0) < 2) continue;  // one task: its row says it all
+    md << "\n**" << s.plugin << ", predicted**: ";
+    if (!s.tasks.empty()) {
+      md << human_duration(s.lra_tasks_s) << " for ";
+      for (size_t i = 0; i < s.tasks.size(); ++i) md << (i ? ", " : "") << s.tasks[i];
+      md << " (all trial seeds)";
+    }
+    if (s.pathx) md << (s.tasks.empty() ? "" : "; ") << human_duration(s.pathx_s) << " for Path-X (all trial seeds)";
+    if (!s.tasks.empty() && s.pathx) md << "; " << human_duration(s.lra_tasks_s + s.pathx_s) << " in all";
+    md << (s.complete ? "." : " — incomplete: a task's measurement failed and is not counted.") << "\n";
+  }
+  return md.str();
+}
+
+}  // namespace lra::host::bench

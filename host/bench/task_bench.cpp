@@ -1,0 +1,177 @@
+// bench/task_bench.cpp — see task_bench.h.
+#include "bench/task_bench.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/measure_step.h"
+#include "bench/report_runs.h"
+#include "bench/task_shape.h"
+#include "common/atomic_file.h"
+#include "common/build_info.h"
+#include "common/sha256.h"
+#include "common/text.h"
+#include "common/utc_time.h"
+#include "device/device.h"
+#include "lra/status.h"
+#include "manifest/presets.h"
+#include "manifest/releases.h"
+#include "plugins/descriptor.h"
+#include "plugins/loader.h"
+#include "plugins/mixer_factory.h"
+#include "plugins/mixer_options.h"
+#include "results/system_info.h"
+
+namespace lra::host::bench {
+namespace {
+
+namespace fs = std::filesystem;
+
+// `lrahost suite`'s tasks, in its order.
+const std::vector<std::string> kSuiteTasks = {"listops", "text", "retrieval", "image", "pathfinder", "pathx"};
+
+// One (plugin, task) to measure, fully resolved.
+struct Planned {
+  const LoadedPlugin* plugin = nullptr;
+  Manifest manifest;
+  lra::Params options;  // the plugin's options as `run` would resolve them (reference settings)
+  TaskRunEstimate estimate;
+};
+
+std::vector<std::string> bench_tasks(const BenchArgs& a) {
+  if (a.task != "suite") return {a.task};
+  std::vector<std::string> tasks;
+  const auto have = preset_tasks(a.preset);
+  for (const auto& t : kSuiteTasks)
+    if (std::find(have.begin(), have.end(), t) != have.end()) tasks.push_back(t);
+  return tasks;
+}
+
+// Everything resolved before the first measurement: a typo fails in a second, not after an hour.
+std::vector<Planned> plan(const BenchArgs& a) {
+  if (a.micro_batch < 0) throw Error(ErrorKind::usage, "--micro-batch must be >= 0 (0 = the whole batch at once)");
+  if (a.steps < 1 || a.repeats < 1 || a.warmup < 0)
+    throw Error(ErrorKind::usage, "--steps and --repeats must be >= 1 and --warmup >= 0");
+  const auto plugins = a.plugins.empty() ? std::vector<std::string>{"transformer"} : text::split_list(a.plugins);
+  if (plugins.empty()) throw Error(ErrorKind::usage, "--plugins must name at least one mixer plugin");
+  std::vector<const LoadedPlugin*> loaded;
+  for (const auto& p : plugins) loaded.push_back(&open_plugin(p, LRA_KIND_MIXER));
+  std::vector<Manifest> manifests;
+  for (const auto& t : bench_tasks(a)) {
+    if (t != "suite") (void)lra_task_shape(t);  // an unknown task: usage error listing the tasks
+    manifests.push_back(load_preset(t, a.preset));
+  }
+  std::vector<Planned> out;
+  for (const LoadedPlugin* p : loaded)
+    for (const Manifest& m : manifests) {
+      Planned x;
+      x.plugin = p;
+      x.manifest = m;
+      x.options = resolve_run_mixer_options(*p, {}, m.task, m.name).options;
+      auto& e = x.estimate;
+      e.plugin = p->descriptor.name;
+      e.task = m.task;
+      e.preset = a.preset;
+      e.manifest = m.name;
+      if (const auto r = find_release(m.task, sha256_hex(m.text))) e.release = r->version;
+      e.micro_batch = a.micro_batch > 0 && a.micro_batch < m.train.batch_size ? a.micro_batch : 0;
+      e.eval_batch = m.train.eval_batch_size;
+      e.seeds = static_cast<int64_t>(trial_seeds(m).size());
+      e.splits = run_split_sizes(m);
+      e.schedule = run_schedule(m.train, e.splits);
+      out.push_back(std::move(x));
+    }
+  return out;
+}
+
+void measure(Planned& x, const BenchArgs& a, const c10::Device& device, spdlog::logger& log) {
+  const Manifest& m = x.manifest;
+  const TaskShape shape = lra_task_shape(m.task);
+  StepBenchOptions o;
+  o.model = m.model;
+  o.train = m.train;
+  o.vocab_size = shape.vocab_size;
+  o.num_classes = shape.num_classes;
+  o.paired = shape.paired;
+  o.batch = m.train.batch_size;
+  o.micro_batch = x.estimate.micro_batch;
+  o.eval_batch = m.train.eval_batch_size;
+  o.warmup = a.warmup;
+  o.steps = a.steps;
+  o.repeats = a.repeats;
+  o.device = device;
+  o.bf16 = device.is_cuda() && !a.fp32 && m.train.precision != "float32";
+  o.seed = static_cast<uint64_t>(m.train.seed);
+  const MixerFactory factory = plugin_mixer_factory(*x.plugin, x.options);
+  auto& e = x.estimate;
+  e.train = measure_training_steps(e.plugin, factory, m.model.max_len, o);
+  if (e.train.status == "ok" && e.plugin == "transformer") {
+    e.train.flops_per_step = softmax_transformer_flops_per_step(m.model, o.batch, m.model.max_len) * (o.paired ? 2 : 1);
+    if (auto peak = peak_flops(device, o.bf16)) e.train.mfu = *e.train.flops_per_step * e.train.steps_per_s / *peak;
+  }
+  if (e.train.status == "ok") {
+    try {
+      e.eval_batches_per_s = measure_evaluation_batches(factory, m.model.max_len, o);
+    } catch (const std::exception& err) {
+      std::string msg = err.what();
+      if (auto nl = msg.find('\n'); nl != std::string::npos) msg.resize(nl);
+      e.train.status = is_out_of_memory(err) ? "oom" : "error";
+      e.train.error = "evaluation batch of " + std::to_string(o.eval_batch) + ": " + msg;
+    }
+  }
+  if (e.ok()) {
+    e.prediction = predict_run(e.schedule, e.train.steps_per_s, e.eval_batches_per_s);
+    log.info("{:<12} {:<11} {:8.3f} steps/s  {:8.3f} eval batches/s  peak {:.2f} GB  one run {}", e.plugin, e.task,
+             e.train.steps_per_s, e.eval_batches_per_s, e.train.peak_memory_bytes / 1e9,
+             human_duration(e.prediction.total_s()));
+  } else {
+    log.warn("{:<12} {:<11} {}: {}", e.plugin, e.task, e.train.status == "oom" ? "OOM" : "FAILED", e.train.error);
+  }
+}
+
+nlohmann::json protocol_json(const BenchArgs& a) {
+  return {{"preset", a.preset},
+          {"warmup_steps", a.warmup},
+          {"timed_steps", a.steps},
+          {"repetitions", a.repeats},
+          {"micro_batch", a.micro_batch},
+          {"statistic", "median of the repetitions' rates"},
+          {"training_step", "the manifest's batch at max_len (micro-batches accumulated when asked): forward, "
+                            "cross-entropy, backward, gradient clipping when the manifest clips, AdamW update"},
+          {"evaluation_batch", "train.eval_batch_size examples at max_len, evaluation mode, no gradients"},
+          {"prediction", "steps / training steps/s + (validations x batches per validation + test batches) / "
+                         "evaluation batches/s; every batch costed as a full one"},
+          {"not_included", "data generation or loading (cached after the first run), checkpoint writes, start-up"},
+          {"inputs", "random token ids, every position real, resident on the device"}};
+}
+
+}  // namespace
+
+BenchOutcome run_task_bench(const BenchArgs& a, spdlog::logger& log) {
+  std::vector<Planned> planned = plan(a);
+  const fs::path out = a.out;
+  if (fs::exists(out / "bench.json"))
+    throw Error(ErrorKind::usage, "output directory " + out.string() + " already holds a bench.json; choose another --out");
+  const c10::Device device = pick_device(a.device);
+  log.info("bench --task {} --preset {}: {} runs to predict, {} warm-up + {} x {} timed steps, {}", a.task, a.preset,
+           planned.size(), a.warmup, a.repeats, a.steps, describe_device(device));
+  std::vector<TaskRunEstimate> runs;
+  for (auto& x : planned) {
+    measure(x, a, device, log);
+    runs.push_back(x.estimate);
+  }
+  const std::string markdown = run_estimates_markdown(runs);
+  nlohmann::json doc = run_estimates_json(runs);
+  doc["protocol"] = protocol_json(a);
+  doc["host"] = {{"version", build_info().version}, {"git_revision", build_info().git_revision},
+                 {"torch_version", host_descriptor().torch_version}};
+  doc["system"] = system_info();
+  doc["finished_at"] = utc_now();
+  write_files_atomic(out, {{"bench.json", doc.dump(2) + "\n"}, {"bench.md", markdown}});
+  return {out, markdown};
+}
+
+}  // namespace lra::host::bench
