@@ -95,7 +95,7 @@ BlockImpl::BlockImpl(const ModelConfig& m, std::shared_ptr<lra::Mixer> mx) : mix
   ln_ffn = register_module("ln_ffn", layer_norm(m.d_model));
   fc1 = register_module("fc1", mlp_dense(m.d_model, m.ffn_dim));
   fc2 = register_module("fc2", mlp_dense(m.ffn_dim, m.d_model));
-  drop = register_module("drop", torch::nn::Dropout(m.dropout));
+  dropout_ = m.dropout;
 }
 
 torch::Tensor BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& mask) {
@@ -121,7 +121,7 @@ ClassifierImpl::ClassifierImpl(const BackboneSpec& spec, const MixerFactory& mak
   } else {
     sinusoid_ = register_buffer("pos", sinusoidal_positions(positions, m.d_model));
   }
-  drop = register_module("drop", torch::nn::Dropout(m.dropout));
+  dropout_ = m.dropout;
   for (int64_t i = 0; i < m.layers; ++i) {
     blocks_.push_back(
         register_module("block" + std::to_string(i), Block(m, make_mixer(mixer_spec(m, positions, i, spec.seed)))));

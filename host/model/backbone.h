@@ -9,7 +9,7 @@
 
 #include <torch/nn/module.h>
 #include <torch/nn/modules/container/modulelist.h>
-#include <torch/nn/modules/dropout.h>
+#include "lra/dropout.h"
 #include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
@@ -38,7 +38,9 @@ class BlockImpl : public torch::nn::Module {
  private:
   torch::nn::LayerNorm ln_mix{nullptr}, ln_ffn{nullptr};
   torch::nn::Linear fc1{nullptr}, fc2{nullptr};
-  torch::nn::Dropout drop{nullptr};
+  // Inverted dropout with the manifest's rate in training (lra/dropout.h).
+  torch::Tensor drop(const torch::Tensor& x) const { return lra::ops::dropout(x, dropout_, is_training()); }
+  double dropout_ = 0.0;
 };
 TORCH_MODULE(Block);
 
@@ -63,7 +65,9 @@ class ClassifierImpl : public torch::nn::Module {
   bool use_cls_;
   torch::nn::Embedding embed{nullptr};
   torch::Tensor cls_, learned_pos_, sinusoid_;
-  torch::nn::Dropout drop{nullptr};
+  // Inverted dropout with the manifest's rate in training (lra/dropout.h).
+  torch::Tensor drop(const torch::Tensor& x) const { return lra::ops::dropout(x, dropout_, is_training()); }
+  double dropout_ = 0.0;
   std::vector<Block> blocks_;
   torch::nn::LayerNorm final_ln{nullptr};
   torch::nn::Linear head1{nullptr}, head2{nullptr}, head3{nullptr};  // head3: paired models only

@@ -36,7 +36,7 @@ LlamaBlockImpl::LlamaBlockImpl(const CausalLMSpec& s, std::shared_ptr<lra::Mixer
   gate = register_module("gate", linear(s.model.d_model, s.model.ffn_dim));
   up = register_module("up", linear(s.model.d_model, s.model.ffn_dim));
   down = register_module("down", linear(s.model.ffn_dim, s.model.d_model));
-  drop = register_module("drop", torch::nn::Dropout(s.model.dropout));
+  dropout_ = s.model.dropout;
 }
 
 torch::Tensor LlamaBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& mask) {
@@ -57,7 +57,7 @@ CausalLMImpl::CausalLMImpl(const CausalLMSpec& spec, const MixerFactory& make_mi
   } else if (spec.positions != "rotary" && spec.positions != "none") {
     throw Error(ErrorKind::internal, "causal LM positions '" + spec.positions + "' (expected rotary, none, sinusoidal)");
   }
-  drop = register_module("drop", torch::nn::Dropout(m.dropout));
+  dropout_ = m.dropout;
   for (int64_t i = 0; i < m.layers; ++i) {
     lra::MixerSpec ms = mixer_spec(m, m.max_len, i, spec.seed);
     ms.causal = true;

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include <torch/nn/module.h>
-#include <torch/nn/modules/dropout.h>
+#include "lra/dropout.h"
 #include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/linear.h>
 
@@ -60,7 +60,9 @@ class LlamaBlockImpl : public torch::nn::Module {
  private:
   RMSNorm mix_norm{nullptr}, ffn_norm{nullptr};
   torch::nn::Linear gate{nullptr}, up{nullptr}, down{nullptr};  // SwiGLU: down(silu(gate x) * up x)
-  torch::nn::Dropout drop{nullptr};
+  // Inverted dropout with the manifest's rate in training (lra/dropout.h).
+  torch::Tensor drop(const torch::Tensor& x) const { return lra::ops::dropout(x, dropout_, is_training()); }
+  double dropout_ = 0.0;
 };
 TORCH_MODULE(LlamaBlock);
 
@@ -78,7 +80,9 @@ class CausalLMImpl : public torch::nn::Module {
   CausalLMSpec spec_;
   torch::nn::Embedding embed{nullptr};
   torch::Tensor pos_;  // [max_len, d_model] sinusoids for positions "sinusoidal" (a buffer)
-  torch::nn::Dropout drop{nullptr};
+  // Inverted dropout with the manifest's rate in training (lra/dropout.h).
+  torch::Tensor drop(const torch::Tensor& x) const { return lra::ops::dropout(x, dropout_, is_training()); }
+  double dropout_ = 0.0;
   std::vector<LlamaBlock> blocks_;
   RMSNorm final_norm{nullptr};
   torch::nn::Linear lm_head{nullptr};

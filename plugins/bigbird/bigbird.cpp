@@ -165,7 +165,7 @@ class BigBirdAttention final : public lra::Mixer {
     logits.masked_fill_(ok.logical_not().unsqueeze(-2), lra::ops::kMaskedLogit);  // [B, H, rows, bs, S·bs]
     auto probs = at::softmax(logits, -1);
     if (dense.defined()) scatter_dense(probs.detach(), pattern.blocks.to(dev), bs, nb, dense);
-    if (dropout_ > 0.0 && is_training()) probs = at::dropout(probs, dropout_, /*train=*/true);
+    probs = lra::ops::dropout(probs, dropout_, is_training());
     return at::matmul(probs, vg).reshape({B, H, rows * bs, dh});
   }
 

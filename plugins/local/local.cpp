@@ -46,7 +46,7 @@ class LocalAttention final : public lra::Mixer {
       logits.masked_fill_(lra::ops::causal_allowed(block, x.device()).logical_not(), lra::ops::kMaskedLogit);
     }
     auto probs = at::softmax(logits, -1);
-    if (dropout_ > 0.0 && is_training()) probs = at::dropout(probs, dropout_, /*train=*/true);
+    probs = lra::ops::dropout(probs, dropout_, is_training());
 
     auto out = at::matmul(probs, v)                       // [B, H, nblocks, block, dh]
                    .reshape({B, heads_, padded, v.size(-1)})  // back to one sequence axis

@@ -128,7 +128,7 @@ class LongformerAttention final : public lra::Mixer {
   }
 
   at::Tensor dropout(const at::Tensor& probs) const {
-    return (dropout_ > 0.0 && is_training()) ? at::dropout(probs, dropout_, /*train=*/true) : probs;
+    return lra::ops::dropout(probs, dropout_, is_training());
   }
 
   // [B, H, nc, c, dh] -> [B, H, L, dh] (internal padding cut off)

@@ -234,7 +234,7 @@ class LshAttention final : public lra::Mixer {
 
     auto lse = logits.logsumexp(-1, /*keepdim=*/true);
     auto probs = (logits - lse).exp_();
-    if (dropout_ > 0.0 && is_training()) probs = at::dropout(probs, dropout_, /*train=*/true);
+    probs = lra::ops::dropout(probs, dropout_, is_training());
     auto out = at::matmul(probs, with_previous(chunked(sv, g)));  // [B, H, R, nc, c, dh]
 
     const auto B = qk.size(0), R = order.size(2);

@@ -131,7 +131,7 @@ class SinkhornAttention final : public lra::Mixer {
     auto logits = at::matmul(q, keys.transpose(-2, -1)).mul_(1.0 / std::sqrt(static_cast<double>(q.size(-1))));
     logits.masked_fill_(ok.logical_not().unsqueeze(-2), lra::ops::kMaskedLogit);
     auto probs = at::softmax(logits, -1);
-    if (dropout_ > 0.0 && is_training()) probs = at::dropout(probs, dropout_, /*train=*/true);
+    probs = lra::ops::dropout(probs, dropout_, is_training());
     return at::matmul(probs, values);
   }
 

@@ -2,7 +2,7 @@ lra_unit_test(test_host
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_descriptor.cpp ${CMAKE_CURRENT_SOURCE_DIR}/test_backbone.cpp
           ${CMAKE_CURRENT_SOURCE_DIR}/test_pixel_mask.cpp ${CMAKE_CURRENT_SOURCE_DIR}/test_official_registry.cpp
           ${CMAKE_CURRENT_SOURCE_DIR}/test_rules.cpp ${CMAKE_CURRENT_SOURCE_DIR}/test_batches.cpp
-          ${CMAKE_CURRENT_SOURCE_DIR}/test_task_data.cpp
+          ${CMAKE_CURRENT_SOURCE_DIR}/test_task_data.cpp ${CMAKE_CURRENT_SOURCE_DIR}/test_dropout.cpp
   LIBS lra_host_cli TORCH_PCH)
 target_compile_definitions(test_host PRIVATE LRA_PLUGIN_DIR="${LRA_PLUGIN_OUTPUT_DIR}"
                                             LRA_FIXTURE_PLUGIN_DIR="${LRA_FIXTURE_PLUGIN_DIR}")

@@ -13,6 +13,7 @@
 #include <torch/nn/module.h>
 #include <torch/nn/modules/linear.h>
 
+#include "lra/dropout.h"
 #include "lra/rotary.h"
 
 namespace lra {
@@ -93,18 +94,22 @@ inline at::Tensor softmax_attention(const at::Tensor& q, const at::Tensor& k, co
   // CPU training step at LRA Text size; bench/cpu_step/README.md).
   auto logits = at::matmul(q * (1.0 / std::sqrt(static_cast<double>(q.size(-1)))), k.transpose(-2, -1));
   if (extra_logits.defined()) logits = logits + extra_logits;
-  if (key_mask.defined()) {
-    logits.masked_fill_(key_mask.logical_not().unsqueeze(1).unsqueeze(2), kMaskedLogit);
-  }
+  // The masks combined first (at most [B, 1, Lq, Lk] booleans), then one
+  // in-place pass over the [B, H, Lq, Lk] logits forward and one backward:
+  // each separate fill cost two (-7% of a CPU step at LRA Text size).
+  at::Tensor masked;
+  auto mask_also = [&masked](const at::Tensor& m) { masked = masked.defined() ? masked.logical_or(m) : m; };
+  if (key_mask.defined()) mask_also(key_mask.logical_not().unsqueeze(1).unsqueeze(2));  // [B, 1, 1, Lk]
   if (causal) {
     TORCH_CHECK(q.size(2) == k.size(2), "causal attention needs equal query and key lengths");
-    logits.masked_fill_(causal_allowed(q.size(2), q.device()).logical_not(), kMaskedLogit);
+    mask_also(causal_allowed(q.size(2), q.device()).logical_not());  // [Lq, Lk]
   }
   // Every logit of a masked query equal: softmax gives the uniform row.
-  if (uniform_masked_rows) logits.masked_fill_(query_mask.logical_not().unsqueeze(1).unsqueeze(-1), kMaskedLogit);
+  if (uniform_masked_rows) mask_also(query_mask.logical_not().unsqueeze(1).unsqueeze(-1));  // [B, 1, Lq, 1]
+  if (masked.defined()) logits.masked_fill_(masked, kMaskedLogit);
   auto probs = at::softmax(logits, -1);
   if (probs_out) *probs_out = probs.detach();
-  if (dropout_p > 0.0 && training) probs = at::dropout(probs, dropout_p, /*train=*/true);
+  probs = lra::ops::dropout(probs, dropout_p, training);
   return at::matmul(probs, v);
 }
 
