@@ -18,7 +18,7 @@ struct BenchArgs {
   std::string plugins;                           // comma-separated names; "" = all (Table 2) or transformer (--task)
   std::string lengths = "1024,2048,3072,4096";
   int64_t batch = 32, warmup = 3, steps = 10, repeats = 3;
-  // --task: a task's manifest (or "suite": every task of `lrahost suite`)
+  // --task: a task's manifest (a comma-separated list, or "suite": every task of `lrahost suite`)
   // timed as `run` trains it, and its whole run predicted (bench/task_bench.h).
   std::string task, preset = "official";
   int64_t micro_batch = 0;

@@ -41,8 +41,9 @@ struct Planned {
   TaskRunEstimate estimate;
 };
 
+// --task: one task, a comma-separated list, or "suite".
 std::vector<std::string> bench_tasks(const BenchArgs& a) {
-  if (a.task != "suite") return {a.task};
+  if (a.task != "suite") return text::split_list(a.task);
   std::vector<std::string> tasks;
   const auto have = preset_tasks(a.preset);
   for (const auto& t : kSuiteTasks)
@@ -61,7 +62,7 @@ std::vector<Planned> plan(const BenchArgs& a) {
   for (const auto& p : plugins) loaded.push_back(&open_plugin(p, LRA_KIND_MIXER));
   std::vector<Manifest> manifests;
   for (const auto& t : bench_tasks(a)) {
-    if (t != "suite") (void)lra_task_shape(t);  // an unknown task: usage error listing the tasks
+    (void)lra_task_shape(t);  // an unknown task: usage error listing the tasks
     manifests.push_back(load_preset(t, a.preset));
   }
   std::vector<Planned> out;
@@ -98,7 +99,9 @@ void measure(Planned& x, const BenchArgs& a, const c10::Device& device, spdlog::
   o.paired = shape.paired;
   o.batch = m.train.batch_size;
   o.micro_batch = x.estimate.micro_batch;
-  o.eval_batch = m.train.eval_batch_size;
+  // `run` evaluates in passes of at most the micro-batch (train/trainer.h).
+  o.eval_batch = o.micro_batch > 0 ? std::min(o.micro_batch, m.train.eval_batch_size) : m.train.eval_batch_size;
+  const int64_t passes_per_batch = (m.train.eval_batch_size + o.eval_batch - 1) / o.eval_batch;
   o.warmup = a.warmup;
   o.steps = a.steps;
   o.repeats = a.repeats;
@@ -114,7 +117,7 @@ void measure(Planned& x, const BenchArgs& a, const c10::Device& device, spdlog::
   }
   if (e.train.status == "ok") {
     try {
-      e.eval_batches_per_s = measure_evaluation_batches(factory, m.model.max_len, o);
+      e.eval_batches_per_s = measure_evaluation_batches(factory, m.model.max_len, o) / passes_per_batch;
     } catch (const std::exception& err) {
       std::string msg = err.what();
       if (auto nl = msg.find('\n'); nl != std::string::npos) msg.resize(nl);
@@ -141,7 +144,8 @@ nlohmann::json protocol_json(const BenchArgs& a) {
           {"statistic", "median of the repetitions' rates"},
           {"training_step", "the manifest's batch at max_len (micro-batches accumulated when asked): forward, "
                             "cross-entropy, backward, gradient clipping when the manifest clips, AdamW update"},
-          {"evaluation_batch", "train.eval_batch_size examples at max_len, evaluation mode, no gradients"},
+          {"evaluation_batch", "train.eval_batch_size examples at max_len in passes of at most the micro-batch (as run "
+                               "evaluates), evaluation mode, no gradients"},
           {"prediction", "steps / training steps/s + (validations x batches per validation + test batches) / "
                          "evaluation batches/s; every batch costed as a full one"},
           {"not_included", "data generation or loading (cached after the first run), checkpoint writes, start-up"},

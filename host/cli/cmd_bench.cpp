@@ -40,7 +40,8 @@ void add_bench_command(CLI::App& app, CommandSlot& slot) {
   auto* batch = b->add_option("--batch", a->batch, "Examples per step (LRA: 32)");
   auto* task = b->add_option("--task", a->task,
                              "Time this task's manifest as `run` trains it (its backbone, batch, length, evaluation "
-                             "cadence) and predict the whole run; suite = every task of `lrahost suite`");
+                             "cadence) and predict the whole run; a comma-separated list, or suite = every task of "
+                             "`lrahost suite`");
   task->excludes(lengths)->excludes(batch);
   b->add_option("--preset", a->preset, "With --task: the manifest preset (official, smoke)")->needs(task);
   b->add_option("--micro-batch", a->micro_batch,

@@ -45,8 +45,8 @@ void add_run_command(CLI::App& app, CommandSlot& slot) {
   add_device_option(r, a->device);
   add_threads_option(r, a->threads);
   r->add_option("--micro-batch", a->micro_batch,
-                "Examples per forward pass; gradients are accumulated to the manifest's batch (saves memory, "
-                "same update)")->check(CLI::NonNegativeNumber);
+                "Examples per forward pass, in training (gradients are accumulated to the manifest's batch) and "
+                "in evaluation; saves memory, same update and same scores")->check(CLI::NonNegativeNumber);
   r->add_flag("--resume", a->resume, "Continue the run in --out from its newest complete checkpoint (same manifest, "
                                      "plugin, options and seed)");
   r->add_option("--sign-key", a->sign_key, "Ed25519 private key (PEM, from `lrahost keygen`): sign result.json");

@@ -133,7 +133,7 @@ class ClassifierObjective final : public TrainingObjective {
   bool has_accuracy() const override { return true; }
 
   std::string evaluate(int64_t step, nlohmann::json& h) override {
-    auto v = lra::host::evaluate(model_, data_.val, o_.max_len, o_.train.eval_batch_size, o_.device, bf16());
+    auto v = lra::host::evaluate(model_, data_.val, o_.max_len, o_.eval_pass(), o_.device, bf16());
     h["val_loss"] = v.loss;
     h["val_accuracy"] = v.accuracy;
     if (v.accuracy > r_.best_val_accuracy || r_.best_val_step < 0) {
@@ -176,7 +176,7 @@ TrainResult train_and_evaluate(Classifier& model, const lra::Dataset& data, cons
   const bool evaluates = !o.dist || o.dist->rank() == 0;
   const auto t0 = std::chrono::steady_clock::now();
   plugin_calls::set_phase("evaluation", r.steps);
-  if (evaluates) r.test = evaluate(model, data.test, o.max_len, o.train.eval_batch_size, o.device, o.bf16 && o.device.is_cuda());
+  if (evaluates) r.test = evaluate(model, data.test, o.max_len, o.eval_pass(), o.device, o.bf16 && o.device.is_cuda());
   r.eval_seconds = r.other_seconds + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (evaluates) log.info("test loss {:.4f} accuracy {:.4f} over {} examples", r.test.loss, r.test.accuracy, r.test.count);
   return r;

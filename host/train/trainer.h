@@ -4,6 +4,7 @@
 // the final parameters.
 #pragma once
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -51,7 +52,12 @@ struct TrainerOptions : TrainingLoopOptions {
   // Examples per forward/backward pass (0 = the whole batch). Gradients are
   // accumulated over the batch, so the update equals the whole-batch update;
   // only peak memory changes (ListOps at 2K tokens needs ~50 GB at batch 32).
+  // Evaluation runs in passes of at most this many examples too (its sums
+  // are per example, so only memory changes: Path-X's evaluation batch of 64
+  // needs ~140 GB per attention matrix in float32).
   int64_t micro_batch = 0;
+  // Examples per evaluation forward pass: train.eval_batch_size, capped by micro_batch.
+  int64_t eval_pass() const { return micro_batch > 0 ? std::min(micro_batch, train.eval_batch_size) : train.eval_batch_size; }
   bool bf16 = false;  // bfloat16 autocast for forward and loss (CUDA only; ignored on CPU)
 };
 
