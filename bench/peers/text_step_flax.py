@@ -22,9 +22,7 @@ host/bench/measure_step.cpp and bench/peers/text_step_torch.py.
 Prints one JSON line. Prepared for the GPU machine (JAX, Flax and optax are
 installed there); not run on the CPU-only development machine, which has no JAX.
 """
-import argparse
 import json
-import math
 import statistics
 import sys
 import time
@@ -35,14 +33,7 @@ import numpy as np
 import optax
 from flax import linen as nn
 
-
-def sinusoidal(max_len, d):
-    pos = np.arange(max_len)[:, None]
-    div = np.exp(np.arange(0, d, 2) * (-math.log(10000.0) / d))
-    pe = np.zeros((max_len, d), dtype=np.float32)
-    pe[:, 0::2] = np.sin(pos * div)
-    pe[:, 1::2] = np.cos(pos * div)[:, : d // 2]
-    return jnp.asarray(pe)
+from text_config import sinusoidal, text_step_parser
 
 
 class Block(nn.Module):
@@ -84,7 +75,7 @@ class TextClassifier(nn.Module):
         x = nn.Embed(self.vocab, self.d_model, embedding_init=nn.initializers.normal(1.0))(ids)
         cls = self.param("cls", nn.initializers.zeros, (1, 1, self.d_model))
         x = jnp.concatenate([jnp.broadcast_to(cls, (b, 1, self.d_model)), x], axis=1)
-        x = x + sinusoidal(self.length + 1, self.d_model)[None, : x.shape[1]]
+        x = x + jnp.asarray(sinusoidal(self.length + 1, self.d_model))[None, : x.shape[1]]
         x = nn.Dropout(self.dropout, deterministic=not train)(x).astype(self.dtype)
         real = jnp.concatenate([jnp.ones((b, 1), bool), ids > 0], axis=1)  # LRA: a token is real when its id > 0
         mask = nn.make_attention_mask(real, real)
@@ -96,21 +87,7 @@ class TextClassifier(nn.Module):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add = p.add_argument
-    add("--length", type=int, default=4096)
-    add("--batch", type=int, default=32)
-    add("--layers", type=int, default=4)
-    add("--d-model", type=int, default=256)
-    add("--heads", type=int, default=4)
-    add("--ffn", type=int, default=1024)
-    add("--vocab", type=int, default=257)
-    add("--classes", type=int, default=2)
-    add("--dropout", type=float, default=0.1)
-    add("--warmup", type=int, default=3)
-    add("--steps", type=int, default=10)
-    add("--repeats", type=int, default=3)
-    add("--fp32", action="store_true", help="float32 computation instead of bfloat16")
+    p = text_step_parser(__doc__.splitlines()[0])
     a = p.parse_args()
 
     on_gpu = jax.default_backend() == "gpu"

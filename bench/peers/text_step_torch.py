@@ -20,9 +20,7 @@ optimizer and timing protocol as the host's bench (host/bench/measure_step.cpp):
 Prints one JSON line. Runs on Debian's python3-torch 1.13 on the CPU too
 (eager only; torch.compile needs PyTorch 2).
 """
-import argparse
 import json
-import math
 import statistics
 import sys
 import time
@@ -31,14 +29,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-
-def sinusoidal(max_len, d):
-    pos = torch.arange(max_len, dtype=torch.float64).unsqueeze(1)
-    div = torch.exp(torch.arange(0, d, 2, dtype=torch.float64) * (-math.log(10000.0) / d))
-    pe = torch.zeros(max_len, d, dtype=torch.float64)
-    pe[:, 0::2] = torch.sin(pos * div)
-    pe[:, 1::2] = torch.cos(pos * div)[:, : d // 2]
-    return pe.float()
+from text_config import sinusoidal, text_step_parser
 
 
 class TextClassifier(nn.Module):
@@ -46,7 +37,7 @@ class TextClassifier(nn.Module):
         super().__init__()
         self.embed = nn.Embedding(a.vocab, a.d_model)
         self.cls = nn.Parameter(torch.zeros(a.d_model))
-        self.register_buffer("pos", sinusoidal(a.length + 1, a.d_model))
+        self.register_buffer("pos", torch.from_numpy(sinusoidal(a.length + 1, a.d_model)))
         self.drop = nn.Dropout(a.dropout)
         layer = nn.TransformerEncoderLayer(a.d_model, a.heads, dim_feedforward=a.ffn, dropout=a.dropout,
                                            activation="gelu", layer_norm_eps=1e-6, batch_first=True,
@@ -66,24 +57,11 @@ class TextClassifier(nn.Module):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = text_step_parser(__doc__.splitlines()[0])
     add = p.add_argument
     add("--mode", choices=["eager", "compile"], default="eager")
-    add("--length", type=int, default=4096)
-    add("--batch", type=int, default=32)
-    add("--layers", type=int, default=4)
-    add("--d-model", type=int, default=256)
-    add("--heads", type=int, default=4)
-    add("--ffn", type=int, default=1024)
-    add("--vocab", type=int, default=257)
-    add("--classes", type=int, default=2)
-    add("--dropout", type=float, default=0.1)
     add("--adamw", choices=["fused", "foreach", "single"], default="fused")
-    add("--warmup", type=int, default=3)
-    add("--steps", type=int, default=10)
-    add("--repeats", type=int, default=3)
     add("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    add("--fp32", action="store_true", help="no bfloat16 autocast on CUDA")
     a = p.parse_args()
 
     dev = torch.device(a.device)

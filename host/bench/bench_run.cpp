@@ -58,13 +58,6 @@ std::map<std::string, double> accuracies_from_results(const std::vector<std::str
   return out;
 }
 
-fs::path checked_out(const BenchArgs& a) {
-  const fs::path out = a.out;
-  if (fs::exists(out / "bench.json"))
-    throw Error(ErrorKind::usage, "output directory " + out.string() + " already holds a bench.json; choose another --out");
-  return out;
-}
-
 // bench.json (doc with the points' results), bench.md and bench.svg: all three or none.
 BenchOutcome write_reports(const fs::path& out, nlohmann::json doc, const std::vector<BenchPoint>& points,
                            const std::map<std::string, double>& accuracy) {
@@ -127,6 +120,12 @@ nlohmann::json protocol_json(const BenchArgs& a, const Manifest& text) {
 
 }  // namespace
 
+fs::path fresh_bench_out(const std::string& out) {
+  if (fs::exists(fs::path(out) / "bench.json"))
+    throw Error(ErrorKind::usage, "output directory " + out + " already holds a bench.json; choose another --out");
+  return out;
+}
+
 BenchOutcome merge_bench_reports(const BenchArgs& a) {
   std::vector<BenchPoint> points;
   for (const auto& f : a.report) {
@@ -134,7 +133,7 @@ BenchOutcome merge_bench_reports(const BenchArgs& a) {
     points.insert(points.end(), more.begin(), more.end());
   }
   const auto accuracy = accuracies_from_results(a.accuracy);
-  const fs::path out = checked_out(a);
+  const fs::path out = fresh_bench_out(a.out);
   nlohmann::json doc = {{"schema", "lrahost.bench/v1"},
                         {"results", bench_points_json(points)},
                         {"merged_from", a.report},
@@ -155,7 +154,7 @@ BenchOutcome run_bench(const BenchArgs& a, spdlog::logger& log) {
   // Every plugin is resolved before anything is measured: a typo fails in a second, not after an hour.
   std::vector<const LoadedPlugin*> loaded;
   for (const auto& p : plugins) loaded.push_back(&open_plugin(p, LRA_KIND_MIXER));
-  const fs::path out = checked_out(a);
+  const fs::path out = fresh_bench_out(a.out);
 
   const Manifest text = load_preset("text", "official");
   StepBenchOptions o;

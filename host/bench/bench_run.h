@@ -36,6 +36,9 @@ struct BenchOutcome {
   std::string markdown;       // bench.md
 };
 
+// The --out directory, refused (usage error) when it already holds a bench.json.
+std::filesystem::path fresh_bench_out(const std::string& out);
+
 // --report: earlier bench.json files (e.g. one per plugin) merged into one
 // set of reports; nothing measured.
 BenchOutcome merge_bench_reports(const BenchArgs& a);

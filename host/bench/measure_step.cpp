@@ -8,6 +8,7 @@
 #include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/adamw.h>
 
+#include "common/text.h"
 #include "device/device.h"
 #include "train/autocast.h"
 #include "train/trainer.h"
@@ -111,10 +112,8 @@ BenchPoint measure_training_steps(const std::string& plugin, const MixerFactory&
     p.steps_per_s = median(p.repetition_steps_per_s);
     p.tokens_per_s = p.steps_per_s * static_cast<double>(o.batch * length);
   } catch (const std::exception& e) {
-    std::string msg = e.what();
-    if (auto nl = msg.find('\n'); nl != std::string::npos) msg.resize(nl);
     p.status = is_out_of_memory(e) ? "oom" : "error";
-    p.error = msg;
+    p.error = text::first_line(e.what());
     p.peak_memory_bytes = peak_memory_bytes(o.device);
   }
   release_cached_memory(o.device);

@@ -7,6 +7,8 @@
 #include <sstream>
 
 #include "bench/report_json.h"
+#include "common/text.h"
+#include "rules/rules.h"
 
 namespace lra::host::bench {
 namespace {
@@ -17,14 +19,8 @@ std::string fmt(const char* f, double v) {
   return b;
 }
 
-std::string with_commas(int64_t v) {
-  std::string s = std::to_string(v < 0 ? -v : v), out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (i > 0 && (s.size() - i) % 3 == 0) out += ',';
-    out += s[i];
-  }
-  return (v < 0 ? "-" : "") + out;
-}
+// A plugin name (from a loadable file) inside a table cell, as the Table 2 tables escape it.
+std::string md_text(std::string_view t) { return text::markdown_cell(t, text::MarkdownEscape::backslashes); }
 
 }  // namespace
 
@@ -113,7 +109,7 @@ std::string run_estimates_markdown(const std::vector<TaskRunEstimate>& runs) {
   for (const auto& r : runs) {
     const auto& t = r.train;
     const std::string batch = std::to_string(t.batch) + (r.micro_batch > 0 ? " (micro " + std::to_string(r.micro_batch) + ")" : "");
-    md << "| " << r.plugin << " | " << r.task << " | " << with_commas(t.length) << " | " << batch << " | ";
+    md << "| " << md_text(r.plugin) << " | " << r.task << " | " << with_commas(t.length) << " | " << batch << " | ";
     if (!r.ok()) {
       md << (t.status == "oom" ? "OOM" : "error") << " | | | | " << with_commas(r.schedule.train_steps)
          << " | | | | | " << r.seeds << " | |\n";
@@ -133,7 +129,7 @@ std::string run_estimates_markdown(const std::vector<TaskRunEstimate>& runs) {
   }
   for (const auto& s : suite_totals(runs)) {
     if (s.tasks.size() + (s.pathx ? 1 : 0) < 2) continue;  // one task: its row says it all
-    md << "\n**" << s.plugin << ", predicted**: ";
+    md << "\n**" << md_text(s.plugin) << ", predicted**: ";
     if (!s.tasks.empty()) {
       md << human_duration(s.lra_tasks_s) << " for ";
       for (size_t i = 0; i < s.tasks.size(); ++i) md << (i ? ", " : "") << s.tasks[i];

@@ -24,6 +24,7 @@
 #include "plugins/mixer_factory.h"
 #include "plugins/mixer_options.h"
 #include "results/system_info.h"
+#include "train/trainer.h"
 
 namespace lra::host::bench {
 namespace {
@@ -99,8 +100,7 @@ void measure(Planned& x, const BenchArgs& a, const c10::Device& device, spdlog::
   o.paired = shape.paired;
   o.batch = m.train.batch_size;
   o.micro_batch = x.estimate.micro_batch;
-  // `run` evaluates in passes of at most the micro-batch (train/trainer.h).
-  o.eval_batch = o.micro_batch > 0 ? std::min(o.micro_batch, m.train.eval_batch_size) : m.train.eval_batch_size;
+  o.eval_batch = evaluation_pass(o.micro_batch, m.train.eval_batch_size);  // as `run` evaluates
   const int64_t passes_per_batch = (m.train.eval_batch_size + o.eval_batch - 1) / o.eval_batch;
   o.warmup = a.warmup;
   o.steps = a.steps;
@@ -119,10 +119,8 @@ void measure(Planned& x, const BenchArgs& a, const c10::Device& device, spdlog::
     try {
       e.eval_batches_per_s = measure_evaluation_batches(factory, m.model.max_len, o) / passes_per_batch;
     } catch (const std::exception& err) {
-      std::string msg = err.what();
-      if (auto nl = msg.find('\n'); nl != std::string::npos) msg.resize(nl);
       e.train.status = is_out_of_memory(err) ? "oom" : "error";
-      e.train.error = "evaluation batch of " + std::to_string(o.eval_batch) + ": " + msg;
+      e.train.error = "evaluation batch of " + std::to_string(o.eval_batch) + ": " + text::first_line(err.what());
     }
   }
   if (e.ok()) {
@@ -156,9 +154,7 @@ nlohmann::json protocol_json(const BenchArgs& a) {
 
 BenchOutcome run_task_bench(const BenchArgs& a, spdlog::logger& log) {
   std::vector<Planned> planned = plan(a);
-  const fs::path out = a.out;
-  if (fs::exists(out / "bench.json"))
-    throw Error(ErrorKind::usage, "output directory " + out.string() + " already holds a bench.json; choose another --out");
+  const fs::path out = fresh_bench_out(a.out);
   const c10::Device device = pick_device(a.device);
   log.info("bench --task {} --preset {}: {} runs to predict, {} warm-up + {} x {} timed steps, {}", a.task, a.preset,
            planned.size(), a.warmup, a.repeats, a.steps, describe_device(device));

@@ -16,6 +16,12 @@ std::string join(const std::vector<std::string>& items, std::string_view sep = "
 // Without leading and trailing blanks (space, tab, CR, LF).
 std::string_view trim(std::string_view s);
 
+// Up to the first line break (LibTorch appends a backtrace to its messages).
+inline std::string first_line(std::string s) {
+  if (const auto nl = s.find('\n'); nl != std::string::npos) s.resize(nl);
+  return s;
+}
+
 // "a,b,,c" -> {"a", "b", "c"}: the non-empty items between `sep`s.
 std::vector<std::string> split_list(const std::string& s, char sep = ',');
 

@@ -22,6 +22,12 @@
 
 namespace lra::host {
 
+// Examples per evaluation forward pass: eval_batch_size, capped by a
+// micro-batch > 0 (`run --micro-batch`; `bench --task` costs the same passes).
+inline int64_t evaluation_pass(int64_t micro_batch, int64_t eval_batch_size) {
+  return micro_batch > 0 ? std::min(micro_batch, eval_batch_size) : eval_batch_size;
+}
+
 struct EvalResult {
   double loss = 0, accuracy = 0;
   int64_t count = 0;
@@ -56,8 +62,7 @@ struct TrainerOptions : TrainingLoopOptions {
   // are per example, so only memory changes: Path-X's evaluation batch of 64
   // needs ~140 GB per attention matrix in float32).
   int64_t micro_batch = 0;
-  // Examples per evaluation forward pass: train.eval_batch_size, capped by micro_batch.
-  int64_t eval_pass() const { return micro_batch > 0 ? std::min(micro_batch, train.eval_batch_size) : train.eval_batch_size; }
+  int64_t eval_pass() const { return evaluation_pass(micro_batch, train.eval_batch_size); }
   bool bf16 = false;  // bfloat16 autocast for forward and loss (CUDA only; ignored on CPU)
 };
 

@@ -154,6 +154,15 @@ TEST(RunPrediction, SuiteTotalsKeepPathXApart) {
   EXPECT_NE(md.find("incomplete"), std::string::npos) << md;
 }
 
+TEST(RunPrediction, MarkdownKeepsPluginNamesInsideTheirCells) {
+  // A plugin name comes from a loadable file: '|' would end its cell.
+  const std::string md = run_estimates_markdown({estimate("my|mixer", "listops", 100, 3),
+                                                 estimate("my|mixer", "pathx", 100, 3)});
+  EXPECT_NE(md.find("| my\\|mixer | listops |"), std::string::npos) << md;
+  EXPECT_NE(md.find("**my\\|mixer, predicted**"), std::string::npos) << md;
+  EXPECT_EQ(md.find("| my|mixer"), std::string::npos) << md;
+}
+
 TEST(RunPrediction, HumanDurations) {
   EXPECT_EQ(human_duration(42.4), "42 s");
   EXPECT_EQ(human_duration(192), "3 min 12 s");
