@@ -100,7 +100,7 @@ void measure(Planned& x, const BenchArgs& a, const c10::Device& device, spdlog::
   o.paired = shape.paired;
   o.batch = m.train.batch_size;
   o.micro_batch = x.estimate.micro_batch;
-  o.eval_batch = evaluation_pass(o.micro_batch, m.train.eval_batch_size);  // as `run` evaluates
+  o.eval_batch = evaluation_pass(o.micro_batch, o.batch, m.train.eval_batch_size);  // as `run` evaluates
   const int64_t passes_per_batch = (m.train.eval_batch_size + o.eval_batch - 1) / o.eval_batch;
   o.warmup = a.warmup;
   o.steps = a.steps;

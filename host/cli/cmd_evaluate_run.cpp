@@ -43,7 +43,10 @@ int evaluate_run_command(const EvaluateRunArgs& a) {
   info.paired = info_json.at("paired").get<bool>();
   const torch::Device device = pick_device(a.device);
   Classifier model = load_trained_classifier(run, mixer, info, device);
-  const int64_t batch = run.result.at("config").at("train").value("eval_batch_size", int64_t{32});
+  // The passes the run evaluated in (train/trainer.h).
+  const auto& train = run.result.at("config").at("train");
+  const int64_t batch = evaluation_pass(run.result.at("timing").value("micro_batch", int64_t{0}),
+                                        train.value("batch_size", int64_t{0}), train.value("eval_batch_size", int64_t{32}));
   const bool bf16 = device.is_cuda() && run.result.at("timing").value("precision", std::string()) == "bfloat16 autocast";
   nlohmann::json sets = nlohmann::json::array();
   for (const auto& file : a.inputs) {

@@ -22,10 +22,14 @@
 
 namespace lra::host {
 
-// Examples per evaluation forward pass: eval_batch_size, capped by a
-// micro-batch > 0 (`run --micro-batch`; `bench --task` costs the same passes).
-inline int64_t evaluation_pass(int64_t micro_batch, int64_t eval_batch_size) {
-  return micro_batch > 0 ? std::min(micro_batch, eval_batch_size) : eval_batch_size;
+// Examples per evaluation forward pass: eval_batch_size, capped by the
+// micro-batch when one splits the batch (0 < micro_batch < batch_size).
+// `run`, `bench --task` and re-evaluation (`evaluate-run`, from the result's
+// timing.micro_batch, which is batch_size when the batch was not split) all
+// use this, so a re-evaluation runs the same passes, on the same kernels, as
+// the run it checks.
+inline int64_t evaluation_pass(int64_t micro_batch, int64_t batch_size, int64_t eval_batch_size) {
+  return micro_batch > 0 && micro_batch < batch_size ? std::min(micro_batch, eval_batch_size) : eval_batch_size;
 }
 
 struct EvalResult {
@@ -58,11 +62,12 @@ struct TrainerOptions : TrainingLoopOptions {
   // Examples per forward/backward pass (0 = the whole batch). Gradients are
   // accumulated over the batch, so the update equals the whole-batch update;
   // only peak memory changes (ListOps at 2K tokens needs ~50 GB at batch 32).
-  // Evaluation runs in passes of at most this many examples too (its sums
+  // Evaluation runs in passes of at most this many examples too, when it
+  // splits the batch (evaluation_pass; its sums
   // are per example, so only memory changes: Path-X's evaluation batch of 64
   // needs ~140 GB per attention matrix in float32).
   int64_t micro_batch = 0;
-  int64_t eval_pass() const { return evaluation_pass(micro_batch, train.eval_batch_size); }
+  int64_t eval_pass() const { return evaluation_pass(micro_batch, train.batch_size, train.eval_batch_size); }
   bool bf16 = false;  // bfloat16 autocast for forward and loss (CUDA only; ignored on CPU)
 };
 

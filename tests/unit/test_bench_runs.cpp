@@ -14,6 +14,7 @@
 #include "manifest/presets.h"
 #include "retrieval/aan_reader.h"
 #include "text/imdb_reader.h"
+#include "train/trainer.h"
 
 namespace lra::host::bench {
 namespace {
@@ -161,6 +162,16 @@ TEST(RunPrediction, MarkdownKeepsPluginNamesInsideTheirCells) {
   EXPECT_NE(md.find("| my\\|mixer | listops |"), std::string::npos) << md;
   EXPECT_NE(md.find("**my\\|mixer, predicted**"), std::string::npos) << md;
   EXPECT_EQ(md.find("| my|mixer"), std::string::npos) << md;
+}
+
+TEST(EvaluationPass, CappedOnlyByAMicroBatchThatSplitsTheBatch) {
+  EXPECT_EQ(evaluation_pass(0, 32, 100), 100);   // no --micro-batch
+  EXPECT_EQ(evaluation_pass(8, 32, 100), 8);     // micro-batching: passes of 8
+  EXPECT_EQ(evaluation_pass(8, 32, 4), 4);       // never above eval_batch_size
+  // result.json records timing.micro_batch = batch_size when the batch was not
+  // split: re-evaluation then evaluates in eval_batch_size passes, as the run did.
+  EXPECT_EQ(evaluation_pass(32, 32, 100), 100);
+  EXPECT_EQ(evaluation_pass(64, 32, 100), 100);
 }
 
 TEST(RunPrediction, HumanDurations) {
