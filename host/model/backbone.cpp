@@ -177,7 +177,11 @@ torch::Tensor ClassifierImpl::forward(const torch::Tensor& ids, const torch::Ten
   TORCH_CHECK(ids2.defined() && mask2.defined(), "a paired model needs both inputs");
   // Both towers share the encoder; one pass over the stacked inputs.
   const auto B = ids.size(0);
-  auto pooled = encode(torch::cat({ids, ids2}, 0), torch::cat({mask, mask2}, 0));
+  torch::Tensor pooled;
+  {
+    const lra::ops::DropoutTowers towers(2);  // dropout rows: tower-major, [ids; ids2]
+    pooled = encode(torch::cat({ids, ids2}, 0), torch::cat({mask, mask2}, 0));
+  }
   auto uv = torch::cat({pooled.narrow(0, 0, B), pooled.narrow(0, B, B)}, 1);
   return head3(torch::relu(head2(torch::relu(head1(uv)))));
 }

@@ -2,19 +2,22 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "common/atomic_file.h"
 #include "common/text.h"
 #include "lra/status.h"
+#include "manifest/presets.h"
 
 extern "C" char** environ;
 
@@ -23,9 +26,33 @@ namespace lra::host {
 namespace fs = std::filesystem;
 
 std::vector<std::string> split_list(const std::string& s, const std::string& what) {
-  std::vector<std::string> out = text::split_list(s);
-  if (out.empty()) throw Error(ErrorKind::usage, what + ": expected a comma-separated list, got '" + s + "'");
+  // Every item counts: "0,,1" or "listops," is a typo, not a shorter list.
+  std::vector<std::string> out;
+  size_t begin = 0;
+  while (true) {
+    const size_t end = s.find(',', begin);
+    const std::string item = s.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+    if (item.empty() || item.find_first_not_of(" \t") == std::string::npos)
+      throw Error(ErrorKind::usage, what + ": '" + s + "' has an empty item; expected a comma-separated list such as "
+                                           "a,b,c");
+    out.push_back(item);
+    if (end == std::string::npos) break;
+    begin = end + 1;
+  }
   return out;
+}
+
+std::vector<std::string> checked_task_list(const std::string& s, const std::string& preset, const std::string& what) {
+  const auto tasks = split_list(s, what);
+  const auto known = preset_tasks(preset);  // an unknown preset: usage error listing the presets
+  for (auto t = tasks.begin(); t != tasks.end(); ++t) {
+    if (std::find(known.begin(), known.end(), *t) == known.end())
+      throw Error(ErrorKind::usage,
+                  what + ": '" + *t + "' has no " + preset + " manifest (tasks: " + text::join(known) + ")");
+    if (std::find(tasks.begin(), t, *t) != t)  // the same runs twice, into the same folders
+      throw Error(ErrorKind::usage, what + ": '" + *t + "' appears twice");
+  }
+  return tasks;
 }
 
 std::vector<int64_t> parse_seed_list(const std::string& s, const std::string& what) {
@@ -43,7 +70,7 @@ std::vector<int64_t> parse_seed_list(const std::string& s, const std::string& wh
     }
     if (v < 0)
       throw Error(ErrorKind::usage, what + ": '" + item + "' is not a seed (an integer in 0..9223372036854775807)");
-    if (std::find(seeds.begin(), seeds.end(), v) != seeds.end())
+    if (std::find(seeds.begin(), seeds.end(), v) != seeds.end())  // "0,00": the same seed spelt twice
       throw Error(ErrorKind::usage, what + ": seed " + item + " appears twice");
     seeds.push_back(v);
   }
@@ -56,6 +83,23 @@ std::string self_path() {
   return ec ? std::string("lrahost") : p.string();
 }
 
+namespace {
+
+// The child run of run_self, for the handlers (one at a time: suite and sweep
+// run their children one after another on the main thread).
+volatile sig_atomic_t g_child = 0;
+volatile sig_atomic_t g_stop_signal = 0;
+
+// SIGTERM/SIGINT while a child runs: passed on to it, and remembered so the
+// parent stops after the child has gone (waitpid below), rather than dying
+// first and leaving it behind. Async-signal-safe: kill() only.
+void forward_stop_signal(int sig) {
+  g_stop_signal = sig;
+  if (g_child > 0) kill(static_cast<pid_t>(g_child), sig);
+}
+
+}  // namespace
+
 int run_self(const std::vector<std::string>& args, const std::string& log_file) {
   fs::create_directories(fs::path(log_file).parent_path());
   const std::string self = self_path();
@@ -64,17 +108,71 @@ int run_self(const std::vector<std::string>& args, const std::string& log_file) 
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
 
-  posix_spawn_file_actions_t io;
-  posix_spawn_file_actions_init(&io);
-  posix_spawn_file_actions_addopen(&io, STDOUT_FILENO, log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&io, STDOUT_FILENO, STDERR_FILENO);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, self.c_str(), &io, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&io);
-  if (rc != 0) throw Error(ErrorKind::internal, "could not start " + self + ": " + std::strerror(rc));
+  // Opened here: between fork and exec only async-signal-safe calls are made.
+  const int log_fd = open(log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log_fd < 0) throw Error(ErrorKind::storage, storage_failure(log_file, "cannot open the run's log", errno));
+
+  struct sigaction forward {}, old_term {}, old_int {};
+  forward.sa_handler = forward_stop_signal;
+  sigemptyset(&forward.sa_mask);
+  // Blocked across fork, so the handler never sees a half-set g_child.
+  sigset_t stop, before;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGINT);
+  sigprocmask(SIG_BLOCK, &stop, &before);
+  sigaction(SIGTERM, &forward, &old_term);
+  sigaction(SIGINT, &forward, &old_int);
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    // The child dies with its parent, even by SIGKILL (no handler runs
+    // then). PR_SET_PDEATHSIG survives exec (not of set-uid files) and the
+    // sweep entry's own exec into `run`. A parent that died before prctl is
+    // caught by the getppid() check. Note: it fires when the forking
+    // *thread* ends; run_self is called from the main thread.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(128 + SIGTERM);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGINT, SIG_DFL);
+    sigprocmask(SIG_SETMASK, &before, nullptr);
+    if (dup2(log_fd, STDOUT_FILENO) < 0 || dup2(log_fd, STDERR_FILENO) < 0) _exit(127);
+    execv(self.c_str(), argv.data());
+    _exit(127);
+  }
+  const int fork_errno = errno;
+  close(log_fd);
+  if (pid > 0) g_child = pid;
+  sigprocmask(SIG_SETMASK, &before, nullptr);  // a pending SIGTERM is delivered now, and forwarded
+  if (pid < 0) {
+    sigaction(SIGTERM, &old_term, nullptr);
+    sigaction(SIGINT, &old_int, nullptr);
+    throw Error(ErrorKind::internal, "could not start " + self + ": " + std::strerror(fork_errno));
+  }
   int status = 0;
+  int wait_errno = 0;
   while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) throw Error(ErrorKind::internal, std::string("waitpid: ") + std::strerror(errno));
+    if (errno != EINTR) {
+      wait_errno = errno;
+      break;
+    }
+  sigprocmask(SIG_BLOCK, &stop, nullptr);
+  g_child = 0;
+  sigaction(SIGTERM, &old_term, nullptr);
+  sigaction(SIGINT, &old_int, nullptr);
+  const int stop_signal = g_stop_signal;
+  g_stop_signal = 0;
+  sigprocmask(SIG_SETMASK, &before, nullptr);
+  if (wait_errno != 0) throw Error(ErrorKind::internal, std::string("waitpid: ") + std::strerror(wait_errno));
+  if (stop_signal != 0) {
+    // The parent was asked to stop: its child is gone; now it goes too, by
+    // the same signal (its default action), starting no further run. What
+    // the child wrote (checkpoints) lets the same command continue later.
+    std::fprintf(stderr, "lrahost: stopped by %s; the interrupted run keeps its checkpoints: run the same command "
+                         "again to continue\n", stop_signal == SIGTERM ? "SIGTERM" : "SIGINT");
+    signal(stop_signal, SIG_DFL);
+    raise(stop_signal);
+  }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 

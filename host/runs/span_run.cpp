@@ -67,8 +67,9 @@ nlohmann::json choices_json(const RunRecord& run, bool cls, bool paired) {
 }
 
 // The run's mixer; one that cannot report probabilities stops here.
-const LoadedPlugin& open_span_mixer(const RunRecord& run, bool* same_file, spdlog::logger& log) {
-  const LoadedPlugin& mixer = open_run_mixer(run, same_file);
+const LoadedPlugin& open_span_mixer(const RunRecord& run, const std::optional<std::string>& plugin, bool* same_file,
+                                    spdlog::logger& log) {
+  const LoadedPlugin& mixer = open_run_mixer(run, plugin, same_file);
   if (!(mixer.descriptor.capabilities & LRA_CAP_ATTENTION_PROBS))
     throw Error(ErrorKind::plugin,
                 "plugin '" + mixer.descriptor.name + "' (" + mixer.descriptor.file.string() +
@@ -163,7 +164,7 @@ SpanOutcome measure_span(const SpanArgs& a, spdlog::logger& log) {
   // 1. The run and its plugin.
   const RunRecord run = read_run_record(a.run);
   bool same_file = true;
-  const LoadedPlugin& mixer = open_span_mixer(run, &same_file, log);
+  const LoadedPlugin& mixer = open_span_mixer(run, a.plugin, &same_file, log);
   SpanOutcome r{run.plugin_name, run.task, {}, 0, span_out(a)};
 
   // 2. The run's data, checked against its fingerprint, and the seeded draw.

@@ -17,6 +17,7 @@ namespace lra::host {
 
 struct SpanArgs {
   std::string run;                      // a run directory (result.json + model.pt)
+  std::optional<std::string> plugin;    // --plugin: the mixer to load (default: installed by the recorded name)
   int64_t samples = 1000;               // validation examples, drawn at random
   uint64_t seed = 0;                    // which examples (recorded)
   int64_t batch = 8;                    // examples per forward pass

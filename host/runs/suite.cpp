@@ -106,17 +106,6 @@ std::string markdown_summary(const SuiteArgs& a, const std::vector<ScoreEntry>& 
   return md.str();
 }
 
-std::vector<std::string> checked_tasks(const SuiteArgs& a) {
-  const auto tasks = split_list(a.tasks, "--tasks");
-  const auto known = preset_tasks(a.preset);
-  for (const auto& t : tasks)
-    if (std::find(known.begin(), known.end(), t) == known.end()) {
-      throw Error(ErrorKind::usage,
-                  "--tasks: '" + t + "' has no " + a.preset + " manifest (tasks: " + text::join(known) + ")");
-    }
-  return tasks;
-}
-
 SuitePlan plan_suite(const SuiteArgs& a, std::vector<std::string> tasks,
                      const std::optional<std::vector<int64_t>>& cli_seeds, const fs::path& out) {
   SuitePlan plan;
@@ -217,7 +206,7 @@ json run_planned(const SuiteArgs& a, const PlannedRun& r, const fs::path& out, s
 }  // namespace
 
 SuiteOutcome run_suite(const SuiteArgs& a) {
-  const auto tasks = checked_tasks(a);
+  const auto tasks = checked_task_list(a.tasks, a.preset, "--tasks");
   std::optional<std::vector<int64_t>> cli_seeds;
   if (a.seeds) cli_seeds = parse_seed_list(*a.seeds, "--seeds");
   // a rejected plugin would fail every task the same way: exit 3 now

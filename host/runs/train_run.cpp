@@ -147,32 +147,41 @@ struct RunDirectory {
   std::vector<std::string> warnings;                    // logged once run.log exists
 };
 
-// The newest checkpoint whose state.json fits this run's manifest; older ones
-// are the fallbacks when its tensors turn out unreadable.
+// The newest checkpoint whose state.json fits this run's manifest and was
+// written by this run; older ones of this run are the fallbacks when its
+// tensors turn out unreadable. A folder of another run is skipped, saying so:
+// only when no checkpoint is this run's is the resume refused (exit 4).
 void choose_resume_point(RunDirectory& dir, const CheckpointList& checkpoints, int64_t total_steps) {
-  std::string skipped;
+  std::string skipped, mismatch;
   for (auto it = checkpoints.complete.rbegin(); it != checkpoints.complete.rend(); ++it) {
-    if (dir.resume_from) {
-      dir.resume_fallbacks.push_back(it->second);
-      continue;
-    }
     try {
       check_checkpoint_state(it->second, total_steps);
-      dir.resume_from = it->second;
     } catch (const Error& e) {
       dir.warnings.push_back("skipping checkpoint " + it->second.string() + ": " + e.what());
       skipped += std::string(skipped.empty() ? "" : "; ") + e.what();
+      continue;
     }
+    const auto stored = read_checkpoint_state(it->second).identity;
+    std::string differs;
+    for (const auto& [key, value] : dir.identity.items())
+      if (differs.empty() && (!stored.contains(key) || stored[key] != value))
+        differs = it->second.string() + " was written with " + key + " = " +
+                  (stored.contains(key) ? stored[key].dump() : "(none)") + ", this run has " + value.dump();
+    if (!differs.empty()) {
+      dir.warnings.push_back("skipping checkpoint " + it->second.string() + ": it is another run's (" + differs + ")");
+      if (mismatch.empty()) mismatch = differs;
+      continue;
+    }
+    if (dir.resume_from)
+      dir.resume_fallbacks.push_back(it->second);
+    else
+      dir.resume_from = it->second;
   }
-  if (!dir.resume_from)
-    throw Error(ErrorKind::data, "--resume: no intact checkpoint in " + (dir.out / "checkpoints").string() + " (" +
-                                     skipped + "); remove the checkpoints folder to start the run afresh");
-  const auto stored = read_checkpoint_state(*dir.resume_from).identity;
-  for (const auto& [key, value] : dir.identity.items())
-    if (!stored.contains(key) || stored[key] != value)
-      throw Error(ErrorKind::rules, "--resume: " + dir.resume_from->string() + " was written with " + key + " = " +
-                                        (stored.contains(key) ? stored[key].dump() : "(none)") + ", this run has " +
-                                        value.dump() + "; resume with the same manifest, plugin, options and seed");
+  if (dir.resume_from) return;
+  if (!mismatch.empty())
+    throw Error(ErrorKind::rules, "--resume: " + mismatch + "; resume with the same manifest, plugin, options and seed");
+  throw Error(ErrorKind::data, "--resume: no intact checkpoint in " + (dir.out / "checkpoints").string() + " (" +
+                                   skipped + "); remove the checkpoints folder to start the run afresh");
 }
 
 // Fills `dir` in place (its lock cannot move).

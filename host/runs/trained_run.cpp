@@ -154,36 +154,37 @@ RunRecord read_run_record(const std::filesystem::path& dir) {
   return run;
 }
 
-const LoadedPlugin& open_run_mixer(const RunRecord& run, bool* same_file) {
-  // result.json names the file; nothing in it is trusted before its bytes are
-  // checked: the recorded file is loaded only when its SHA-256 is the recorded
-  // one and its descriptor (read from the ELF section, without loading) names
-  // the recorded plugin. Otherwise the installed plugin of that name is used,
-  // and only an installed name, never a path taken from the file.
-  std::error_code ec;
-  bool recorded_ok = !run.plugin_file.empty() && std::filesystem::is_regular_file(run.plugin_file, ec);
-  if (recorded_ok) {
-    try {
-      recorded_ok = sha256_file(run.plugin_file) == bare_sha256(run.plugin_sha256) && read_descriptor(run.plugin_file).name == run.plugin_name;
-    } catch (const Error&) {
-      recorded_ok = false;  // not a readable plugin file: not loaded
-    }
-  }
-  if (!recorded_ok) {
-    const auto names = available_plugin_names(LRA_KIND_MIXER);
-    if (std::find(names.begin(), names.end(), run.plugin_name) == names.end())
+const LoadedPlugin& open_run_mixer(const RunRecord& run, const std::optional<std::string>& plugin, bool* same_file) {
+  // result.json may come from someone else's bundle: a path read from it
+  // (plugin.file) is never loaded, even when its SHA-256 matches, as the file
+  // and the hash would come from the same hand. Only a file the user names
+  // (--plugin) or a plugin installed under the recorded name is loaded.
+  std::filesystem::path file;
+  if (plugin) {
+    file = resolve_plugin(*plugin, LRA_KIND_MIXER);
+  } else {
+    // By descriptor name among the discovered plugins, not through
+    // resolve_plugin: a recorded name that looks like a path stays a name.
+    for (const auto& p : discover_plugins())
+      if (p.error.empty() && p.problems.empty() && p.descriptor.kind == LRA_KIND_MIXER &&
+          p.descriptor.name == run.plugin_name) {
+        file = p.file;
+        break;
+      }
+    if (file.empty())
       throw Error(ErrorKind::plugin,
-                  "the run's plugin file " + run.plugin_file + " (plugin.file in " + run.result_file.string() +
-                      ") is missing or is not the build the run recorded (plugin.sha256 " + run.plugin_sha256 +
-                      ", plugin.name '" + run.plugin_name + "'), and no plugin of that name is installed; it was not "
-                      "loaded. Restore that build of the plugin, or install it under its name (LRA_PLUGIN_PATH)");
+                  "no mixer plugin named '" + run.plugin_name + "' (plugin.name in " + run.result_file.string() +
+                      ") is installed, and the file the run recorded (plugin.file " + run.plugin_file +
+                      ") is not loaded from a result file; it was not loaded. Pass the plugin's library explicitly "
+                      "with --plugin PATH if you trust it, or install it under its name (LRA_PLUGIN_PATH)");
   }
-  const LoadedPlugin& mixer = open_plugin(recorded_ok ? run.plugin_file : run.plugin_name, LRA_KIND_MIXER);
+  const LoadedPlugin& mixer = load_plugin(file, LRA_KIND_MIXER);
   if (mixer.descriptor.name != run.plugin_name)
     throw Error(ErrorKind::plugin, mixer.descriptor.file.string() + " is plugin '" + mixer.descriptor.name +
                                        "', but the run (" + run.result_file.string() + ") trained '" + run.plugin_name +
-                                       "'; make the run's plugin available under its name (LRA_PLUGIN_PATH)");
-  if (same_file) *same_file = mixer.sha256 == run.plugin_sha256;
+                                       "'; pass the run's plugin with --plugin PATH or install it under its name "
+                                       "(LRA_PLUGIN_PATH)");
+  if (same_file) *same_file = mixer.sha256 == bare_sha256(run.plugin_sha256);
   return mixer;
 }
 

@@ -36,10 +36,13 @@ struct RunRecord {
 // (`lrahost forget`) is Error(usage).
 RunRecord read_run_record(const std::filesystem::path& dir);
 
-// The run's mixer plugin: the recorded file when it is still there, else the
-// plugin of the recorded name. `same_file` (optional) tells whether its
-// SHA-256 equals the recorded one.
-const LoadedPlugin& open_run_mixer(const RunRecord& run, bool* same_file = nullptr);
+// The run's mixer plugin: `plugin` (a name or a path the user gave on the
+// command line, --plugin) when set, else the installed plugin of the recorded
+// name. plugin.file from result.json is never loaded. Either must be the
+// plugin the run recorded by name (Error(plugin) otherwise). `same_file`
+// (optional) tells whether its SHA-256 equals the recorded one.
+const LoadedPlugin& open_run_mixer(const RunRecord& run, const std::optional<std::string>& plugin = std::nullopt,
+                                   bool* same_file = nullptr);
 
 // The task's data with the run's [data] values (generated if synthetic and
 // absent), refused with Error(data) when its fingerprint differs from the run's.

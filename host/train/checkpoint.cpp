@@ -71,8 +71,8 @@ CheckpointList list_checkpoints(const fs::path& run_dir) {
   return out;
 }
 
-void save_checkpoint(const fs::path& run_dir, const CheckpointState& state, torch::nn::Module& model,
-                     torch::optim::Optimizer& optimizer) {
+std::vector<fs::path> save_checkpoint(const fs::path& run_dir, const CheckpointState& state, torch::nn::Module& model,
+                                      torch::optim::Optimizer& optimizer) {
   const fs::path final_dir = checkpoints_dir(run_dir) / (kPrefix + std::to_string(state.step));
   const fs::path tmp = fs::path(final_dir.string() + ".tmp");
   std::error_code ec;
@@ -109,8 +109,40 @@ void save_checkpoint(const fs::path& run_dir, const CheckpointState& state, torc
   if (::rename(tmp.c_str(), final_dir.c_str()) != 0)  // atomic: the checkpoint exists complete or not at all
     throw Error(ErrorKind::storage, storage_failure(final_dir, "cannot rename the finished checkpoint into place", errno));
   fsync_path(checkpoints_dir(run_dir));
-  auto all = list_checkpoints(run_dir).complete;
-  for (size_t i = 0; i + kKeep < all.size(); ++i) fs::remove_all(all[i].second, ec);
+  return prune_checkpoints(run_dir, state.step, state.identity);
+}
+
+std::vector<fs::path> prune_checkpoints(const fs::path& run_dir, int64_t newest, const nlohmann::json& identity) {
+  // Only checkpoints of this run older than the one just written are
+  // candidates: a folder another run (or anyone) put there, or one whose
+  // state.json cannot be read, is never deleted, whatever its step number,
+  // and the newest checkpoint is never among the candidates.
+  std::vector<fs::path> own, foreign;
+  for (const auto& [step, dir] : list_checkpoints(run_dir).complete) {
+    if (step >= newest) continue;  // the new one, or a later one this resume will overwrite
+    if (is_checkpoint_of(dir, step, identity))
+      own.push_back(dir);
+    else
+      foreign.push_back(dir);
+  }
+  // `own` ascends by step: keep the kKeep - 1 newest of it beside the new one.
+  std::error_code ec;
+  for (size_t i = 0; i + (kKeep - 1) < own.size(); ++i) fs::remove_all(own[i], ec);
+  return foreign;
+}
+
+bool is_checkpoint_of(const fs::path& dir, int64_t step, const nlohmann::json& identity) {
+  std::error_code ec;
+  for (const char* f : {"model.pt", "optimizer.pt", "rng.pt", "state.json"})
+    if (!fs::is_regular_file(dir / f, ec) || fs::is_symlink(dir / f, ec)) return false;
+  try {
+    std::ifstream in(dir / "state.json");
+    const nlohmann::json j = parse_json_input(in);
+    return j.is_object() && j.contains("step") && j["step"].is_number_integer() && j["step"].get<int64_t>() == step &&
+           j.contains("identity") && j["identity"] == identity;
+  } catch (const std::exception&) {
+    return false;
+  }
 }
 
 std::optional<fs::path> latest_checkpoint(const fs::path& run_dir) {

@@ -7,7 +7,7 @@
 // Layout: <run>/checkpoints/step-<N>/{model.pt, optimizer.pt, rng.pt, state.json}.
 // Each is written into step-<N>.tmp/ and renamed into place when complete,
 // so a kill at any instant leaves the previous checkpoint intact; the two
-// newest are kept.
+// newest of this run are kept (prune_checkpoints).
 #pragma once
 
 #include <cstdint>
@@ -29,8 +29,21 @@ struct CheckpointState {
   nlohmann::json progress;       // trainer bookkeeping: window sums, best validation, history
 };
 
-void save_checkpoint(const std::filesystem::path& run_dir, const CheckpointState& state, torch::nn::Module& model,
-                     torch::optim::Optimizer& optimizer);
+// Writes checkpoint step-<state.step>, then prunes (prune_checkpoints);
+// returns the folders pruning left alone as not this run's (the caller warns).
+std::vector<std::filesystem::path> save_checkpoint(const std::filesystem::path& run_dir, const CheckpointState& state,
+                                                   torch::nn::Module& model, torch::optim::Optimizer& optimizer);
+
+// Deletes this run's checkpoints older than step `newest`, keeping the newest
+// one of them beside step-<newest>. "This run's" means is_checkpoint_of with
+// `identity`; any other step-N folder (foreign, empty, malformed, a later
+// step) is left alone and returned.
+std::vector<std::filesystem::path> prune_checkpoints(const std::filesystem::path& run_dir, int64_t newest,
+                                                     const nlohmann::json& identity);
+
+// A complete checkpoint (its four files regular, no symlinks) whose
+// state.json has this step and this run identity.
+bool is_checkpoint_of(const std::filesystem::path& dir, int64_t step, const nlohmann::json& identity);
 
 // The checkpoint folders under run_dir: complete ones ascending by step, and
 // folders named step-* that are not step-<N> (or whose N is out of range),

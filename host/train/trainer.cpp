@@ -9,6 +9,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "common/plugin_calls.h"
+#include "lra/dropout.h"
 #include "lra/status.h"
 #include "train/autocast.h"
 #include "train/batches.h"
@@ -112,11 +113,17 @@ class ClassifierObjective final : public TrainingObjective {
     const auto& t = o_.train;
     auto b = prefetch_->next();
     const int64_t micro = o_.micro_batch > 0 ? std::min(o_.micro_batch, local_batch_) : local_batch_;
+    // One dropout seed per update, drawn alike on every rank; each pass says
+    // which examples of the global batch it holds, so the masks (lra/dropout.h)
+    // do not depend on the number of ranks or micro-batches.
+    const uint64_t dropout_seed = lra::ops::detail::draw_cpu_seed();
+    const int64_t rank_first = (o_.dist ? o_.dist->rank() : 0) * local_batch_;
     for (int64_t first = 0; first < local_batch_; first += micro) {
       const int64_t n = std::min(micro, local_batch_ - first);
       auto mb = b.narrow(first, n).to(o_.device);
       torch::Tensor logits, loss;
       {
+        const lra::ops::DropoutRows rows(dropout_seed, rank_first + first, n, t.batch_size);
         CudaBf16Autocast autocast(bf16());
         logits = model_->forward(mb.ids, mb.mask, mb.ids2, mb.mask2).to(torch::kFloat);
         // Sum over the micro-batch divided by the whole batch: the accumulated

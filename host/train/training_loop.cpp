@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <set>
 
 #include <spdlog/fmt/fmt.h>
 #include <torch/nn/utils/clip_grad.h>
@@ -138,6 +139,7 @@ TrainingLoopResult run_training_loop(torch::nn::Module& model, TrainingObjective
   auto eta = [&](int64_t step, double sps) { return format_eta((t.steps - step - 1) / sps); };
 
   r.steps = r.first_step;
+  std::set<std::string> foreign_warned;  // checkpoint folders pruning left alone, each warned about once
   for (int64_t step = r.first_step; step < t.steps; ++step) {
     plugin_calls::set_phase("training", step + 1);  // named by plugin faults (common/plugin_calls.h)
     // s = updates done before this one, so the very first update uses lr(0).
@@ -198,7 +200,10 @@ TrainingLoopResult run_training_loop(torch::nn::Module& model, TrainingObjective
     }
     if (!o.run_dir.empty() && t.checkpoint_every > 0 && (step + 1) % t.checkpoint_every == 0 && step + 1 < t.steps) {
       const auto t0 = Clock::now();
-      save_checkpoint(o.run_dir, {step + 1, o.identity, progress_of(s, objective)}, model, opt);
+      for (const auto& dir : save_checkpoint(o.run_dir, {step + 1, o.identity, progress_of(s, objective)}, model, opt))
+        if (foreign_warned.insert(dir.string()).second)
+          log.warn("not pruning {}: it is not a checkpoint of this run (another run's, incomplete or malformed); "
+                   "left as it is", dir.string());
       r.other_seconds += seconds_since(t0);  // not training time
       log.info("checkpoint at update {} ({:.1f} s)", step + 1, seconds_since(t0));
     }

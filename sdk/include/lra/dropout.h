@@ -12,6 +12,18 @@
 // (1 - p) * 2^32. Keep probability exact to 2^-32, results independent of the
 // thread count. 1.56 ns an element with the multiply, against 5.00 for
 // at::dropout (build/bin/lra_bench_dropout, 16 M elements, one thread).
+//
+// Data parallelism: a mask must not depend on how the batch is split over
+// ranks (or micro-batches). While the host trains, it describes each forward
+// pass (DropoutRows): one seed per update, drawn identically on every rank,
+// and which examples of the global batch the pass holds. Each call then takes
+// its seed from (that seed, its call number in the pass), and an element's
+// decision from its index in the *global* batch: dim 0 is the example (after
+// any stacked towers, DropoutTowers), so a tensor of E elements per example
+// whose first example is global example f starts at element f * E. A mixer
+// that keeps examples on dim 0 ([B, ...], [B*H, ...]) gets this for free.
+// Outside such a pass (and in hosts that do not offer it) every call draws its
+// seed from the default CPU generator and counts from 0, as before.
 #pragma once
 
 #include <cmath>
@@ -22,6 +34,22 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
+
+// The forward pass the host describes, shared across the plugin boundary: the
+// host executable defines lra_dropout_rows_v1() (its thread's record); a
+// plugin refers to it weakly, so a host without it leaves the pointer null.
+extern "C" {
+struct lra_dropout_rows {
+  uint64_t seed;    // this update's seed (the same on every rank)
+  uint64_t calls;   // dropout calls so far in this pass
+  int64_t first;    // global index of the pass's first example
+  int64_t local;    // examples in this pass
+  int64_t global;   // examples in the global batch
+  int64_t towers;   // inputs stacked tower by tower along dim 0 (paired models: 2)
+  int32_t active;   // nonzero inside a described pass
+};
+__attribute__((weak, visibility("default"))) struct lra_dropout_rows* lra_dropout_rows_v1(void);
+}
 
 namespace lra {
 inline namespace v1 {
@@ -43,26 +71,99 @@ inline uint64_t draw_cpu_seed() {
   return gen.get<at::CPUGeneratorImpl>()->random64();
 }
 
+// The host's record of the current pass, or nullptr outside one.
+inline lra_dropout_rows* active_rows() {
+  if (!lra_dropout_rows_v1) return nullptr;  // a host (or test) that does not offer it
+  lra_dropout_rows* r = lra_dropout_rows_v1();
+  return r && r->active ? r : nullptr;
+}
+
+// Decisions for the elements [base, base + count) of the global counter
+// space into out[0, count): pair q (elements 2q, 2q + 1) is one SplitMix64
+// draw, so any split of the space gives the same decisions.
+template <typename scalar_t>
+void fill_mask(scalar_t* out, int64_t count, uint64_t base, uint64_t seed, uint64_t threshold, scalar_t kept) {
+  if (count <= 0) return;
+  const uint64_t end = base + static_cast<uint64_t>(count);
+  const auto first_pair = static_cast<int64_t>(base / 2), last_pair = static_cast<int64_t>((end - 1) / 2);
+  at::parallel_for(first_pair, last_pair + 1, 1 << 14, [&](int64_t begin, int64_t stop) {
+    for (int64_t q = begin; q < stop; ++q) {
+      const uint64_t r = splitmix64(seed + static_cast<uint64_t>(q + 1) * 0x9e3779b97f4a7c15ULL);
+      const uint64_t g = 2 * static_cast<uint64_t>(q);
+      if (g >= base) out[g - base] = (r & 0xffffffffULL) < threshold ? kept : scalar_t(0);
+      if (g + 1 >= base && g + 1 < end) out[g + 1 - base] = (r >> 32) < threshold ? kept : scalar_t(0);
+    }
+  });
+}
+
 }  // namespace detail
+
+// Describes one forward pass of a data-parallel (or micro-batched) update:
+// `seed` the same on every rank for this update, examples
+// [first, first + local) of a global batch of `global`. Set by the host's
+// trainer; restores the previous description when it ends.
+class DropoutRows {
+ public:
+  DropoutRows(uint64_t seed, int64_t first, int64_t local, int64_t global) {
+    if (!lra_dropout_rows_v1 || !(slot_ = lra_dropout_rows_v1())) return;
+    saved_ = *slot_;
+    *slot_ = {seed, 0, first, local, global, 1, 1};
+  }
+  ~DropoutRows() {
+    if (slot_) *slot_ = saved_;
+  }
+  DropoutRows(const DropoutRows&) = delete;
+  DropoutRows& operator=(const DropoutRows&) = delete;
+
+ private:
+  lra_dropout_rows* slot_ = nullptr;
+  lra_dropout_rows saved_{};
+};
+
+// Within a described pass: the inputs are stacked `towers` times along dim 0
+// (tower-major: all examples of the first input, then of the second).
+class DropoutTowers {
+ public:
+  explicit DropoutTowers(int64_t towers) {
+    if ((slot_ = detail::active_rows())) {
+      saved_ = slot_->towers;
+      slot_->towers = towers;
+    }
+  }
+  ~DropoutTowers() {
+    if (slot_) slot_->towers = saved_;
+  }
+  DropoutTowers(const DropoutTowers&) = delete;
+  DropoutTowers& operator=(const DropoutTowers&) = delete;
+
+ private:
+  lra_dropout_rows* slot_ = nullptr;
+  int64_t saved_ = 1;
+};
 
 // A tensor shaped like `like` holding 1 / (1 - p) where an element is kept
 // and 0 where it is dropped (each dropped with probability p), no gradient.
 inline at::Tensor cpu_dropout_mask(const at::Tensor& like, double p) {
   auto mask = at::empty(like.sizes(), like.options().requires_grad(false).memory_format(at::MemoryFormat::Contiguous));
-  const uint64_t seed = detail::draw_cpu_seed();
+  lra_dropout_rows* rows = detail::active_rows();
+  const uint64_t seed = rows ? detail::splitmix64(rows->seed + (++rows->calls) * 0x9e3779b97f4a7c15ULL)
+                             : detail::draw_cpu_seed();
   const double keep = 1.0 - p;
   const uint64_t threshold = static_cast<uint64_t>(std::llround(keep * 4294967296.0));  // keep iff u < threshold
-  const int64_t n = mask.numel(), pairs = (n + 1) / 2;
+  const int64_t n = mask.numel();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, mask.scalar_type(), "lra_dropout_mask", [&] {
     scalar_t* out = mask.data_ptr<scalar_t>();
-    const scalar_t kept = static_cast<scalar_t>(1.0 / keep), dropped = static_cast<scalar_t>(0);
-    at::parallel_for(0, pairs, 1 << 14, [&](int64_t begin, int64_t end) {
-      for (int64_t k = begin; k < end; ++k) {
-        const uint64_t r = detail::splitmix64(seed + static_cast<uint64_t>(k + 1) * 0x9e3779b97f4a7c15ULL);
-        out[2 * k] = (r & 0xffffffffULL) < threshold ? kept : dropped;
-        if (2 * k + 1 < n) out[2 * k + 1] = (r >> 32) < threshold ? kept : dropped;
-      }
-    });
+    const scalar_t kept = static_cast<scalar_t>(1.0 / keep);
+    const int64_t per_tower = rows ? rows->towers * rows->local : 0;
+    if (rows && rows->local > 0 && rows->towers > 0 && n % per_tower == 0) {
+      // Example b of tower t is global example t * global + first + b.
+      const int64_t e = n / per_tower, span = rows->local * e;
+      for (int64_t t = 0; t < rows->towers; ++t)
+        detail::fill_mask(out + t * span, span, static_cast<uint64_t>((t * rows->global + rows->first) * e), seed,
+                          threshold, kept);
+    } else {
+      detail::fill_mask(out, n, 0, seed, threshold, kept);  // not batch-shaped: counted from 0
+    }
   });
   return mask;
 }
