@@ -15,8 +15,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Dropout off: two ranks draw their dropout masks from two generators, one
-// process from one, so only the dropout-free computation can match.
+// Dropout off here; with dropout on the ranks draw the masks of the whole
+// batch (lra/dropout.h) and match too: test_procs_adversarial_cli.cpp.
 const std::string kRun =
     "run --plugin transformer --task listops --preset smoke --set train.steps=60 --set train.eval_every=30 "
     "--set model.dropout=0 --set model.attention_dropout=0 --threads 1";
