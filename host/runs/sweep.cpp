@@ -22,7 +22,6 @@
 #include "leaderboard/scores.h"
 #include "leaderboard/site_text.h"
 #include "lra/status.h"
-#include "plugins/loader.h"
 #include "runs/child_runs.h"
 
 namespace lra::host {
@@ -205,12 +204,12 @@ std::string collection_markdown(const std::vector<std::string>& tasks, const std
 }  // namespace
 
 int plan_sweep(const SweepArgs& a) {
-  // Everything an entry needs is checked before anything is written: a plan
-  // (or a Slurm array) with an entry bound to fail is never made.
+  // The lists are checked before anything is written: a plan (or a Slurm
+  // array) with a task or seed bound to fail is never made. Plugins are not
+  // loaded here (a failing plugin is one failed entry, recorded).
   auto plugins = split_list(a.plugins, "--plugins");
   const auto tasks = checked_task_list(a.tasks, a.preset, "--tasks");
   const std::vector<int64_t> seeds = parse_seed_list(a.seeds, "--seeds");
-  for (const auto& p : plugins) resolve_plugin(p, LRA_KIND_MIXER);  // unknown name: exit 3 listing the installed ones
   // A plugin path is stored absolute: a Slurm array task may start in another directory.
   for (auto& p : plugins)
     if (p.find('/') != std::string::npos || fs::path(p).extension() == ".so") p = fs::absolute(p).lexically_normal().string();
