@@ -17,6 +17,7 @@
 #include "common/atomic_file.h"
 #include "common/text.h"
 #include "lra/status.h"
+#include "manifest/manifest.h"
 #include "manifest/presets.h"
 
 extern "C" char** environ;
@@ -44,7 +45,10 @@ std::vector<std::string> split_list(const std::string& s, const std::string& wha
 
 std::vector<std::string> checked_task_list(const std::string& s, const std::string& preset, const std::string& what) {
   const auto tasks = split_list(s, what);
-  const auto known = preset_tasks(preset);  // an unknown preset: usage error listing the presets
+  // An unknown preset: usage error listing the presets. The forgetting
+  // manifest is `lrahost forget`'s, not a task a run trains.
+  auto known = preset_tasks(preset);
+  known.erase(std::remove(known.begin(), known.end(), std::string(kForgettingTask)), known.end());
   for (auto t = tasks.begin(); t != tasks.end(); ++t) {
     if (std::find(known.begin(), known.end(), *t) == known.end())
       throw Error(ErrorKind::usage,

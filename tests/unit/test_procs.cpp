@@ -150,6 +150,8 @@ TEST(Lists, AnUnknownOrRepeatedTaskIsRefusedNamingTheKnownOnes) {
   expect_usage([] { checked_task_list("listops,nosuch", "official", "--tasks"); },
                {"--tasks", "'nosuch'", "listops", "pathx"});
   expect_usage([] { checked_task_list("listops,listops", "smoke", "--tasks"); }, {"'listops' appears twice"});
+  // The forgetting manifest is forget's, not a task to run.
+  expect_usage([] { checked_task_list("forgetting", "smoke", "--tasks"); }, {"'forgetting'"});
   expect_usage([] { checked_task_list("listops,", "smoke", "--tasks"); }, {"empty item"});
   EXPECT_EQ(checked_task_list("listops,image", "smoke", "--tasks"), (std::vector<std::string>{"listops", "image"}));
 }
