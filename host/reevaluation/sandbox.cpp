@@ -62,7 +62,7 @@ std::string SandboxOutcome::describe() const {
 }
 
 SandboxOutcome run_in_sandbox(const std::vector<std::string>& argv, const fs::path& scratch,
-                              const SandboxLimits& limits, bool sandboxed) {
+                              const SandboxLimits& limits, const SandboxMounts&, bool sandboxed) {
   std::vector<std::string> full;
   if (sandboxed) full = bwrap_prefix(find_bwrap(), scratch, limits);
   full.insert(full.end(), argv.begin(), argv.end());
@@ -129,7 +129,7 @@ std::optional<std::string> sandbox_unavailable() {
   char tmpl[] = "/tmp/lrahost-sandbox-probe-XXXXXX";
   if (!mkdtemp(tmpl)) return std::string("cannot create a probe folder in /tmp: ") + std::strerror(errno);
   const fs::path dir = tmpl;
-  const SandboxOutcome o = run_in_sandbox({"/bin/true"}, dir, SandboxLimits{1ll << 30, 30, false});
+  const SandboxOutcome o = run_in_sandbox({"/bin/true"}, dir, SandboxLimits{1ll << 30, 30, false}, SandboxMounts{});
   std::error_code ec;
   fs::remove_all(dir, ec);
   if (o.exit_code == 0) return std::nullopt;

@@ -39,7 +39,10 @@ std::optional<std::string> sandbox_unavailable();
 // to scratch/sandbox.log. `sandboxed` false runs the same command unconfined
 // (for machines without user namespaces, when the caller asked for it
 // explicitly), still with the memory and time limits.
+struct SandboxMounts {
+  std::vector<std::filesystem::path> read_only;  // files or folders, bound read-only at the same path
+};
 SandboxOutcome run_in_sandbox(const std::vector<std::string>& argv, const std::filesystem::path& scratch,
-                              const SandboxLimits& limits, bool sandboxed = true);
+                              const SandboxLimits& limits, const SandboxMounts& mounts, bool sandboxed = true);
 
 }  // namespace lra::host
