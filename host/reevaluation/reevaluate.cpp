@@ -19,6 +19,7 @@
 #include "lra/status.h"
 #include "plugins/loader.h"
 #include "reevaluation/bundle.h"
+#include "reevaluation/data_params_check.h"
 #include "reevaluation/inputs_file.h"
 #include "reevaluation/private_set.h"
 #include "results/result.h"
@@ -118,6 +119,7 @@ void reevaluate_one(const ReevaluateOptions& o, const OfficialLookup& official, 
     return;
   }
   const LoadedPlugin& task = open_plugin(task_name, LRA_KIND_TASK);
+  require_result_data_params(result, r.result_file.string());  // bounded before any data are made
   const json* dp = json_at(result, {"task", "data_params"});
   const lra::Params run_params = params_from_json(dp ? *dp : json::object());
   const LoadedData data = load_task_data(task, run_params, data_root(o.data_dir), o.threads, true,
