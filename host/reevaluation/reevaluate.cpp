@@ -29,6 +29,7 @@
 #include "lra/status.h"
 #include "plugins/loader.h"
 #include "reevaluation/bundle.h"
+#include "reevaluation/data_params_check.h"
 #include "reevaluation/inputs_file.h"
 #include "reevaluation/private_set.h"
 #include "results/result.h"
@@ -171,8 +172,8 @@ void reevaluate_one(const ReevaluateOptions& o, const OfficialLookup& official, 
   const json* config_json = json_at(result, {"config"});
   const Manifest config = config_manifest(config_json ? *config_json : json(), task_name, r.result_file.string());
   // Data sizes are the released manifest's (or within the documented caps)
-  // before a single example is generated.
-  if (auto why = check_result_data_params(result, official)) {
+  // before a single example is generated (reevaluation/data_params_check.h).
+  if (auto why = check_result_data_params(result)) {
     fail(*why);
     return;
   }

@@ -54,11 +54,11 @@ TEST_F(SubmitCli, ATrueResultReevaluatesToTheSameAccuracyAndAPrivateSet) {
   const fs::path checked = d_.path() / "checked";
   auto v = lrahost("verify --reevaluate " + bundle.string() + " --out " + checked.string() + " --threads 2");
   ASSERT_EQ(v.code, 0) << v.output;
-  EXPECT_NE(v.output.find("listops-0: re-evaluated, valid"), std::string::npos) << v.output;
+  EXPECT_NE(v.output.find("listops-seed-0: re-evaluated, valid"), std::string::npos) << v.output;
   EXPECT_NE(v.output.find("on the same device and precision"), std::string::npos) << v.output;
   EXPECT_NE(v.output.find("private test set: "), std::string::npos) << v.output;
-  const json rep = json::parse(read_text(checked / "runs" / "listops-0" / "reevaluation.json"));
-  const json result = json::parse(read_text(checked / "runs" / "listops-0" / "result.json"));
+  const json rep = json::parse(read_text(checked / "runs" / "listops-seed-0" / "reevaluation.json"));
+  const json result = json::parse(read_text(checked / "runs" / "listops-seed-0" / "result.json"));
   EXPECT_EQ(rep["result_digest"], result["digest"]);
   EXPECT_EQ(rep["test"]["recomputed_accuracy"].get<double>(), result["metrics"]["test_accuracy"].get<double>());
   EXPECT_EQ(rep["test"]["examples"], result["task"]["examples"]["test"]);
@@ -157,7 +157,7 @@ TEST_F(SubmitCli, PluginCodeCannotWriteOutsideTheScratchFolderOrOpenASocket) {
   fcntl(server, F_SETFL, O_NONBLOCK);
   EXPECT_LT(accept(server, nullptr, nullptr), 0) << "the sandboxed plugin reached a socket on the host";
   close(server);
-  const json rep = json::parse(read_text(checked / "runs" / "escape" / "reevaluation.json"));
+  const json rep = json::parse(read_text(checked / "runs" / "listops-seed-0" / "reevaluation.json"));
   const std::string log = rep["sandbox"]["log_tail"];
   EXPECT_NE(log.find("escape probe: write"), std::string::npos) << log;
   EXPECT_NE(log.find("Read-only file system"), std::string::npos) << log;
@@ -292,7 +292,7 @@ TEST_F(SubmitCli, SmokeSubmissionEndToEndShowsItsCheckLevelsInChromium) {
   auto v = lrahost("verify --reevaluate " + bundle.string() + " --out " + checked.string() + " --threads 2 " +
                    "--trusted-keys " + keys.string());
   ASSERT_EQ(v.code, 0) << v.output;
-  EXPECT_EQ(json::parse(read_text(checked / "runs" / "listops-0" / "reevaluation.json"))["signed_by"], id);
+  EXPECT_EQ(json::parse(read_text(checked / "runs" / "listops-seed-0" / "reevaluation.json"))["signed_by"], id);
   const fs::path site = d_.path() / "site";
   auto lb = lrahost("leaderboard " + checked.string() + " --out " + site.string());
   ASSERT_EQ(lb.code, 0) << lb.output;
@@ -305,7 +305,7 @@ TEST_F(SubmitCli, SmokeSubmissionEndToEndShowsItsCheckLevelsInChromium) {
 
   // A re-evaluation report moved beside another result says nothing about it.
   const fs::path other = train("transformer", "listops-1", "--set train.steps=31");
-  fs::copy_file(checked / "runs" / "listops-0" / "reevaluation.json", other / "reevaluation.json");
+  fs::copy_file(checked / "runs" / "listops-seed-0" / "reevaluation.json", other / "reevaluation.json");
   auto moved = lrahost("leaderboard " + other.string() + " --out " + (d_.path() / "site2").string());
   ASSERT_EQ(moved.code, 0) << moved.output;
   EXPECT_NE(read_text(d_.path() / "site2" / "leaderboard.md").find("re-evaluated another result"), std::string::npos);

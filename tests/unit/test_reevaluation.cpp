@@ -73,11 +73,18 @@ struct RawTar {
   }
 };
 
+// bundle.json for one run "r1" whose files are `files` (name -> bytes); the
+// run's plugin is the one `files` holds, else a name no file has.
 json index_for(const std::map<std::string, std::string>& files) {
-  json listed = json::object();
-  for (const auto& [name, bytes] : files) listed[name] = sha256_hex(bytes);
-  return {{"schema", kBundleSchema}, {"runs", json::array({{{"dir", "r1"}, {"plugin", "plugins/x.so"}}})},
-          {"files", listed}};
+  json listed = json::object(), sizes = json::object();
+  std::string plugin = "plugins/" + std::string(64, 'f') + ".so";
+  for (const auto& [name, bytes] : files) {
+    listed[name] = sha256_hex(bytes);
+    sizes[name] = bytes.size();
+    if (name.rfind("plugins/", 0) == 0) plugin = name;
+  }
+  return {{"schema", kBundleSchema}, {"runs", json::array({{{"dir", "r1"}, {"plugin", plugin}}})},
+          {"files", listed}, {"sizes", sizes}};
 }
 
 TEST(Bundle, RoundTripKeepsEveryByteAndTheIndex) {
@@ -113,40 +120,78 @@ TEST(Bundle, RefusesNamesTypesAndContentItDoesNotExpect) {
     std::function<void(RawTar&)> fill;
     const char* message;
   };
-  const std::string good = "{}";
+  const std::string good = "{}", model = "m", code = "code";
+  const std::string plugin = "plugins/" + sha256_hex(code) + ".so";
+  const std::map<std::string, std::string> run = {
+      {"runs/r1/result.json", good}, {"runs/r1/model.pt", model}, {plugin, code}};
+  const std::string index = index_for(run).dump();
   const std::vector<Case> cases = {
-      {"parent path", [&](RawTar& t) { t.add("../evil.txt", "x"); }, "not a name a bundle may hold"},
-      {"absolute path", [&](RawTar& t) { t.add("/etc/evil", "x"); }, "not a name a bundle may hold"},
-      {"hidden run folder", [&](RawTar& t) { t.add("runs/../x/result.json", "x"); }, "not a name a bundle may hold"},
-      {"symlink", [&](RawTar& t) { t.add("runs/r1/model.pt", "", AE_IFLNK, "/etc/passwd"); }, "not a regular file"},
+      {"parent path", [&](RawTar& t) { t.add("bundle.json", index); t.add("../evil.txt", "x"); },
+       "not a name a bundle may hold"},
+      {"absolute path", [&](RawTar& t) { t.add("bundle.json", index); t.add("/etc/evil", "x"); },
+       "not a name a bundle may hold"},
+      {"hidden run folder", [&](RawTar& t) { t.add("bundle.json", index); t.add("runs/../x/result.json", "x"); },
+       "not a name a bundle may hold"},
+      {"symlink",
+       [&](RawTar& t) {
+         t.add("bundle.json", index);
+         t.add("runs/r1/model.pt", "", AE_IFLNK, "/etc/passwd");
+       },
+       "not a regular file"},
       {"duplicate",
        [&](RawTar& t) {
-         t.add("bundle.json", index_for({{"runs/r1/result.json", good}}).dump());
+         t.add("bundle.json", index);
          t.add("runs/r1/result.json", good);
          t.add("runs/r1/result.json", good);
        },
        "appears twice"},
       {"unlisted file",
        [&](RawTar& t) {
-         t.add("bundle.json", index_for({}).dump());
-         t.add("runs/r1/result.json", good);
+         t.add("bundle.json", index);
+         t.add("runs/r2/result.json", good);
        },
        "is not listed in bundle.json"},
       {"hash mismatch",
        [&](RawTar& t) {
-         t.add("bundle.json", index_for({{"runs/r1/result.json", good}}).dump());
-         t.add("runs/r1/result.json", "{\"edited\":true}");
+         t.add("bundle.json", index);
+         t.add("runs/r1/result.json", "[]");  // the listed size, other bytes
        },
        "bundle.json says"},
-      {"listed but absent", [&](RawTar& t) { t.add("bundle.json", index_for({{"runs/r1/model.pt", "m"}}).dump()); },
+      {"listed but absent",
+       [&](RawTar& t) {
+         t.add("bundle.json", index);
+         t.add("runs/r1/result.json", good);
+       },
        "which the archive does not hold"},
       {"plugin named by another hash",
        [&](RawTar& t) {
          const std::string name = "plugins/" + std::string(64, 'a') + ".so";
-         t.add(name, "code");
+         t.add("bundle.json", index_for({{"runs/r1/result.json", good}, {"runs/r1/model.pt", model}, {name, code}}).dump());
+         t.add(name, code);
        },
        "named by a SHA-256 its bytes do not have"},
-      {"no index", [&](RawTar& t) { t.add("runs/r1/result.json", good); }, "no bundle.json"},
+      {"a file of no run listed",
+       [&](RawTar& t) {
+         json idx = index_for(run);
+         idx["files"]["runs/r9/result.json"] = sha256_hex(good);
+         idx["sizes"]["runs/r9/result.json"] = good.size();
+         t.add("bundle.json", idx.dump());
+       },
+       "which is not a file of a run it lists"},
+      {"no sizes",
+       [&](RawTar& t) {
+         json idx = index_for(run);
+         idx.erase("sizes");
+         t.add("bundle.json", idx.dump());
+       },
+       "'sizes' must be an object"},
+      {"no index", [&](RawTar& t) { t.add("runs/r1/result.json", good); }, "no bundle.json as its first entry"},
+      {"index not first",
+       [&](RawTar& t) {
+         t.add("runs/r1/result.json", good);
+         t.add("bundle.json", index);
+       },
+       "no bundle.json as its first entry"},
       {"index not json", [&](RawTar& t) { t.add("bundle.json", "{not json"); }, "not valid JSON"},
   };
   for (const auto& c : cases) {
@@ -160,6 +205,10 @@ TEST(Bundle, RefusesNamesTypesAndContentItDoesNotExpect) {
       EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << c.what << ": " << e.what();
     }
     EXPECT_FALSE(fs::exists(t.path / "evil.txt")) << c.what;
+    // A refused bundle leaves nothing behind: no destination, no staging folder.
+    std::vector<std::string> left;
+    for (const auto& e : fs::directory_iterator(t.path)) left.push_back(e.path().filename().string());
+    EXPECT_EQ(left, std::vector<std::string>{"b.tar"}) << c.what;
   }
   Tmp t;
   write(t.path / "not.tar", "plain text, not an archive");
