@@ -155,7 +155,8 @@ void reevaluate_one(const ReevaluateOptions& o, const OfficialLookup& official, 
                            std::to_string(o.threads)});
   SandboxLimits limits = o.limits;
   limits.gpu = o.device.rfind("cuda", 0) == 0;
-  const SandboxOutcome outcome = run_in_sandbox(argv, scratch, limits, o.sandbox);
+  const SandboxOutcome outcome =
+      run_in_sandbox(argv, scratch, limits, SandboxMounts{{run_dir, plugin_file}}, o.sandbox);
   r.report["sandbox"] = {{"bubblewrap", o.sandbox},
                          {"memory_limit_bytes", limits.memory_bytes},
                          {"time_limit_seconds", limits.timeout_seconds},
