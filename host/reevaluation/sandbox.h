@@ -9,7 +9,7 @@
 // limits (processes, file size, address space, CPU time, no core files) and a
 // wall-clock limit after which the whole process tree is killed. Its output
 // comes back through a pipe, bounded: nothing is read back by a path it
-// controls. The full list is in docs/rules.md ("The re-evaluation sandbox").
+// controls. The full list is in docs/leaderboard.md ("The re-evaluation sandbox").
 #pragma once
 
 #include <cstdint>
