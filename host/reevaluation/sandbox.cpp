@@ -29,8 +29,10 @@ constexpr int kNobody = 65534;
 // /sbin are symlinks into /usr; where one is a real folder it is bound as is.
 constexpr const char* kSystemDirs[] = {"/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"};
 // All of /etc the dynamic loader, LibTorch and OpenBLAS read (found by running
-// `lrahost inspect` and `evaluate-run` inside): nothing with a secret in it.
-constexpr const char* kEtcFiles[] = {"/etc/ld.so.cache"};
+// `lrahost inspect` inside): the loader's cache, and Debian's alternatives
+// (symlinks into /usr: libblas.so.3 and liblapack.so.3 resolve through them).
+// Nothing with a secret in it.
+constexpr const char* kEtcFiles[] = {"/etc/ld.so.cache", "/etc/alternatives"};
 
 std::string find_bwrap() {
   for (const char* dir : {"/usr/bin", "/bin", "/usr/local/bin"}) {
@@ -153,6 +155,8 @@ std::vector<std::string> bwrap_prefix(const std::string& bwrap, const std::vecto
   const fs::path exe = fs::canonical(argv.at(0), ec);
   if (!ec && !in_system_dirs(exe)) files.insert(exe);
   for (const auto& f : files) v.insert(v.end(), {"--ro-bind", f.string(), f.string()});
+  // The scratch folder before the read-only paths: one of those inside it stays read-only.
+  v.insert(v.end(), {"--bind", scratch.string(), scratch.string()});
   for (const auto& m : mounts.read_only) {
     const fs::path p = fs::absolute(m).lexically_normal();
     v.insert(v.end(), {"--ro-bind", p.string(), p.string()});
@@ -163,7 +167,7 @@ std::vector<std::string> bwrap_prefix(const std::string& bwrap, const std::vecto
       if (name.rfind("nvidia", 0) == 0) v.insert(v.end(), {"--dev-bind", e.path().string(), e.path().string()});
     }
   }
-  v.insert(v.end(), {"--bind", scratch.string(), scratch.string(), "--chdir", scratch.string()});
+  v.insert(v.end(), {"--chdir", scratch.string()});
   for (const auto& [key, value] : limits.env) v.insert(v.end(), {"--setenv", key, value});
   for (const auto& [key, value] : std::map<std::string, std::string>{{"PATH", "/usr/bin:/bin"},
                                                                      {"HOME", scratch.string()},
