@@ -3,9 +3,6 @@
 // the sandbox confines what runs in it, and the statistics are right.
 #include <archive.h>
 #include <archive_entry.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -18,7 +15,6 @@
 #include "reevaluation/bundle.h"
 #include "reevaluation/inputs_file.h"
 #include "reevaluation/private_set.h"
-#include "reevaluation/sandbox.h"
 
 namespace lra::host {
 namespace {
@@ -264,68 +260,6 @@ TEST(PrivateSet, ScalesTheGeneratorsSizeKeysAndReplacesOnlyTheSeed) {
   // A downloaded task (its seed only picks subsets) has no private set.
   const lra::Params text = {{"train_examples", int64_t{0}}, {"eval_examples", int64_t{0}}, {"seed", int64_t{0}}};
   EXPECT_FALSE(private_set_params(text, 7, 2000));
-}
-
-class SandboxTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (auto why = sandbox_unavailable()) GTEST_SKIP() << *why;
-  }
-};
-
-TEST_F(SandboxTest, OnlyTheScratchFolderIsWritable) {
-  Tmp outside(false), scratch;
-  const std::string cmd = "echo in > " + (scratch.path / "ok").string() + "; echo out > " +
-                          (outside.path / "escaped").string() + " 2>&1 || echo refused; ";
-  const auto o = run_in_sandbox({"/bin/sh", "-c", cmd}, scratch.path, SandboxLimits{1ll << 30, 60, false});
-  EXPECT_EQ(o.exit_code, 0) << o.log_tail;
-  EXPECT_TRUE(fs::exists(scratch.path / "ok"));
-  EXPECT_FALSE(fs::exists(outside.path / "escaped"));
-  EXPECT_NE(o.log_tail.find("Read-only file system"), std::string::npos) << o.log_tail;
-  // The same command unconfined does write there: the check above can fail.
-  const auto free = run_in_sandbox({"/bin/sh", "-c", cmd}, scratch.path, SandboxLimits{1ll << 30, 60, false}, false);
-  EXPECT_EQ(free.exit_code, 0);
-  EXPECT_TRUE(fs::exists(outside.path / "escaped"));
-}
-
-TEST_F(SandboxTest, HasNoNetwork) {
-  // A listener on the host's loopback, which the sandboxed process must not reach.
-  const int server = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(bind(server, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  ASSERT_EQ(listen(server, 4), 0);
-  socklen_t len = sizeof addr;
-  getsockname(server, reinterpret_cast<sockaddr*>(&addr), &len);
-  const std::string port = std::to_string(ntohs(addr.sin_port));
-  Tmp scratch;
-  // bash's /dev/tcp opens a real TCP connection.
-  const std::string cmd = "exec 3<>/dev/tcp/127.0.0.1/" + port + " && echo connected || echo no-connection";
-  const auto o = run_in_sandbox({"/bin/bash", "-c", cmd}, scratch.path, SandboxLimits{1ll << 30, 60, false});
-  EXPECT_NE(o.log_tail.find("no-connection"), std::string::npos) << o.log_tail;
-  const auto free = run_in_sandbox({"/bin/bash", "-c", cmd}, scratch.path, SandboxLimits{1ll << 30, 60, false}, false);
-  EXPECT_NE(free.log_tail.find("connected"), std::string::npos) << free.log_tail;
-  close(server);
-}
-
-TEST_F(SandboxTest, TimeAndMemoryLimitsStopTheProcess) {
-  Tmp scratch;
-  const auto slow = run_in_sandbox({"/bin/sleep", "30"}, scratch.path, SandboxLimits{1ll << 30, 1, false});
-  EXPECT_TRUE(slow.timed_out);
-  EXPECT_NE(slow.exit_code, 0);
-#ifdef __SANITIZE_ADDRESS__
-  // An AddressSanitizer build sets no address-space limit (reevaluation/sandbox.cpp).
-  GTEST_SKIP() << "no memory limit to test in an AddressSanitizer build";
-#endif
-  // 256 MiB of address space: a shell holding a 400 MB string cannot.
-  const auto grab = run_in_sandbox({"/bin/sh", "-c", "x=$(head -c 400000000 /dev/zero | tr '\\0' a); echo ${#x}"},
-                                   scratch.path, SandboxLimits{256ll << 20, 60, false});
-  EXPECT_NE(grab.exit_code, 0) << grab.log_tail;
-  const auto small = run_in_sandbox({"/bin/sh", "-c", "x=$(head -c 4000000 /dev/zero | tr '\\0' a); echo ${#x}"},
-                                    scratch.path, SandboxLimits{256ll << 20, 60, false});
-  EXPECT_EQ(small.exit_code, 0) << small.log_tail;
-  EXPECT_NE(small.log_tail.find("4000000"), std::string::npos) << small.log_tail;
 }
 
 }  // namespace
