@@ -1,19 +1,26 @@
 // `lrahost evaluate-run` (internal, not listed in --help): the part of
 // `verify --reevaluate` that runs submitted plugin code, started by the
-// verifier inside the sandbox (reevaluation/sandbox.h). It rebuilds the
-// submitted model with its plugin, loads model.pt, and writes only the
-// predicted class of every example of the given inputs files: the labels
-// stay with the verifier, which computes the accuracies itself.
+// verifier inside the sandbox (reevaluation/sandbox.h). Two modes:
+//   --init-weights  rebuild the model from the run's recorded configuration
+//                   and seed and save its freshly initialised weights to --out
+//                   (the verifier's "do the predictions depend on the trained
+//                   weights?" pass evaluates those);
+//   (default)       rebuild the model, load RUN/model.pt, and write the
+//                   predicted class of every example of --inputs to --out
+//                   (reevaluation/predictions_file.h).
+// Whatever this process writes is untrusted: the verifier reads it with
+// bounded, symlink-free reads, and holds the labels and the scoring itself.
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
 
 #include "cli/commands.h"
-#include "runs/trained_run.h"
-#include "common/atomic_file.h"
 #include "common/json_input.h"
 #include "device/device.h"
 #include "lra/status.h"
 #include "reevaluation/inputs_file.h"
+#include "reevaluation/predictions_file.h"
+#include "runs/trained_run.h"
+#include "train/module_io.h"
 #include "train/trainer.h"
 
 #include <fstream>
@@ -42,22 +49,19 @@ int evaluate_run_command(const EvaluateRunArgs& a) {
   info.natural_len = info_json.at("natural_len").get<int64_t>();
   info.paired = info_json.at("paired").get<bool>();
   const torch::Device device = pick_device(a.device);
+  if (a.init_weights) {
+    save_module(*fresh_classifier(run, mixer, info, torch::kCPU), a.out);
+    return 0;
+  }
+  if (a.inputs.empty()) throw Error(ErrorKind::usage, "evaluate-run: --inputs is required without --init-weights");
   Classifier model = load_trained_classifier(run, mixer, info, device);
   // The passes the run evaluated in (train/trainer.h).
   const auto& train = run.result.at("config").at("train");
   const int64_t batch = evaluation_pass(run.result.at("timing").value("micro_batch", int64_t{0}),
                                         train.value("batch_size", int64_t{0}), train.value("eval_batch_size", int64_t{32}));
   const bool bf16 = device.is_cuda() && run.result.at("timing").value("precision", std::string()) == "bfloat16 autocast";
-  nlohmann::json sets = nlohmann::json::array();
-  for (const auto& file : a.inputs) {
-    const lra::Split split = read_inputs_file(file);
-    sets.push_back({{"inputs", file}, {"predictions", predict(model, split, run.model.max_len, batch, device, bf16)}});
-  }
-  const nlohmann::json out = {{"schema", "lrahost.predictions/v1"},
-                              {"device", describe_device(device)},
-                              {"precision", bf16 ? "bfloat16 autocast" : "float32"},
-                              {"sets", sets}};
-  write_file_atomic(a.out, out.dump());
+  const lra::Split split = read_inputs_file(a.inputs);
+  write_predictions_file(a.out, predict(model, split, run.model.max_len, batch, device, bf16));
   return 0;
 }
 
@@ -68,7 +72,8 @@ void add_evaluate_run_command(CLI::App& app, CommandSlot& slot) {
   evc->add_option("--run", a->run)->required();
   evc->add_option("--plugin", a->plugin)->required();
   evc->add_option("--task-info", a->task_info)->required();
-  evc->add_option("--inputs", a->inputs)->required();
+  evc->add_option("--inputs", a->inputs);
+  evc->add_flag("--init-weights", a->init_weights);
   evc->add_option("--out", a->out)->required();
   evc->add_option("--device", a->device);
   evc->add_option("--threads", a->threads);

@@ -25,14 +25,18 @@ using nlohmann::json;
 
 namespace {
 
-// A bundle-safe folder name from the run directory's name.
-std::string run_name(const fs::path& result_file, std::set<std::string>& used) {
-  std::string base;
-  for (char c : result_file.parent_path().filename().string())
-    base += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '-';
+// A bundle-safe folder name that keeps the run's task in sight: "<task>-seed-<seed>"
+// from the result itself (a suite's folders are all "seed-S"), "-2", "-3", ...
+// when one task and seed are there more than once (other options or plugins).
+std::string run_name(const json& result, std::set<std::string>& used) {
+  const json* task = json_at(result, {"task", "name"});
+  const json* seed = json_at(result, {"seed"});
+  std::string base = (task && task->is_string() ? task->get<std::string>() : std::string("run")) + "-seed-" +
+                     (seed && seed->is_number_integer() ? seed->dump() : std::string("unknown"));
+  for (char& c : base)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) c = '-';
   while (!base.empty() && base.front() == '.') base.erase(0, 1);
-  if (base.empty()) base = "run";
-  if (base.size() > 70) base.resize(70);
+  if (base.size() > 70) base.resize(70);  // room for the suffix within the 80 characters a bundle allows
   std::string name = base;
   for (int i = 2; used.count(name); ++i) name = base + "-" + std::to_string(i);
   used.insert(name);
@@ -45,8 +49,9 @@ int submit_command(const SubmitArgs& a) {
   const auto files = collect_result_files({a.runs.begin(), a.runs.end()});
   std::vector<BundleFile> pack;
   json runs = json::array();
-  json listed = json::object();
+  json listed = json::object(), sizes = json::object();
   std::set<std::string> used, plugins;
+  std::vector<std::pair<std::string, json>> parsed;  // run folder -> result, for the repeated-run check
   for (const auto& file : files) {
     const VerifyReport v = verify_result_file(file, registry_official);
     if (!v.valid) {
@@ -78,16 +83,17 @@ int submit_command(const SubmitArgs& a) {
       throw Error(ErrorKind::usage, file.string() + ": its plugin file " + plugin_file + " has changed since the run (sha256 " +
                                         have + ", plugin.sha256 " + plugin_sha +
                                         "); a bundle must carry the build that produced the result");
-    const std::string name = run_name(file, used);
+    parsed.emplace_back(file.parent_path().string(), result);
+    const std::string name = run_name(result, used);
     const std::string plugin_entry = "plugins/" + plugin_sha + ".so";
-    if (plugins.insert(plugin_entry).second) {
-      pack.push_back({plugin_entry, plugin_file});
-      listed[plugin_entry] = plugin_sha;
-    }
-    pack.push_back({"runs/" + name + "/result.json", file});
-    listed["runs/" + name + "/result.json"] = sha256_file(file);
-    pack.push_back({"runs/" + name + "/model.pt", model});
-    listed["runs/" + name + "/model.pt"] = model_sha->get<std::string>();
+    auto add = [&](const std::string& entry, const fs::path& source, const std::string& sha) {
+      pack.push_back({entry, source});
+      listed[entry] = sha;
+      sizes[entry] = static_cast<int64_t>(fs::file_size(source));
+    };
+    if (plugins.insert(plugin_entry).second) add(plugin_entry, plugin_file, plugin_sha);
+    add("runs/" + name + "/result.json", file, sha256_file(file));
+    add("runs/" + name + "/model.pt", model, model_sha->get<std::string>());
     runs.push_back({{"dir", name},
                     {"plugin", plugin_entry},
                     {"plugin_name", result.at("plugin").value("name", std::string())},
@@ -96,11 +102,16 @@ int submit_command(const SubmitArgs& a) {
                     {"division", v.division},
                     {"result_digest", result.value("digest", std::string())}});
   }
+  // The leaderboard would refuse the pair (exit 5) and the verifier evaluate
+  // both: refused here, before anything is written.
+  if (auto why = repeated_run(parsed))
+    throw Error(ErrorKind::usage, "cannot submit one run twice: " + *why + " (a bundle carries each run once)");
   const json index = {{"schema", kBundleSchema},
                       {"created_at", utc_now()},
                       {"host", {{"version", build_info().version}, {"git_revision", build_info().git_revision}}},
                       {"runs", runs},
-                      {"files", listed}};
+                      {"files", listed},
+                      {"sizes", sizes}};
   write_bundle(a.out, index, pack);
   std::printf("bundle %s: %zu run%s, %zu plugin file%s\n", a.out.c_str(), runs.size(), runs.size() == 1 ? "" : "s",
               plugins.size(), plugins.size() == 1 ? "" : "s");

@@ -118,7 +118,8 @@ struct VerifyArgs {
 // The sandboxed half of verify --reevaluate (internal).
 struct EvaluateRunArgs {
   std::string run, plugin, task_info, out, device = "cpu";
-  std::vector<std::string> inputs;
+  std::string inputs;        // one label-free inputs file (public and private examples interleaved)
+  bool init_weights = false; // write the freshly initialised weights to --out instead of predicting
   int threads = 1;
 };
 int evaluate_run_command(const EvaluateRunArgs& args);

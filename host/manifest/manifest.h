@@ -121,6 +121,13 @@ void validate(const Manifest& m);
 // {"model": {...}, "train": {..., "betas": [b1, b2]}, "data": {...}, "rules": {...}}.
 nlohmann::json to_json(const Manifest& m);
 
+// The inverse of to_json: the Manifest a result's recorded "config" describes,
+// read through the same field tables (optional keys absent = their defaults,
+// an unknown key, a missing required key or a wrong type is Error(data)
+// naming `source` and the key), then validated like a manifest file (rules).
+// `task` is the result's task.name. Every rebuild of a recorded model starts here.
+Manifest config_manifest(const nlohmann::json& config, const std::string& task, const std::string& source);
+
 // The trial seeds of a complete submission: rules.seeds, or [train.seed] when absent.
 std::vector<int64_t> trial_seeds(const Manifest& m);
 

@@ -15,6 +15,7 @@
 #include "common/atomic_file.h"
 #include "common/json_input.h"
 #include "common/sha256.h"
+#include "leaderboard/scores.h"
 #include "lra/status.h"
 
 namespace lra::host {
@@ -30,7 +31,10 @@ constexpr int64_t kMaxIndexBytes = 16ll << 20;
 constexpr int64_t kMaxResultBytes = 64ll << 20;
 constexpr int64_t kMaxModelBytes = 8ll << 30;
 constexpr int64_t kMaxPluginBytes = 1ll << 30;
-constexpr size_t kMaxEntries = 10000;
+// At most this many entries (bundle.json, two per run, the plugins) and bytes
+// in all: a bundle is refused on its index before anything else is written.
+constexpr size_t kMaxEntries = 1000;
+constexpr int64_t kMaxTotalBytes = 64ll << 30;
 
 int64_t size_limit(const std::string& name) {
   if (name == kBundleIndexName) return kMaxIndexBytes;
@@ -115,52 +119,137 @@ void write_bundle(const fs::path& out, const json& index, const std::vector<Bund
 
 namespace {
 
-// What the bundle holds, as extracted: name -> SHA-256 of the bytes, and the text of bundle.json.
-struct Extracted {
-  std::map<std::string, std::string> hashes;
-  std::string index_text;
-};
-
 // The refusal of a malformed or hostile bundle.
 Error bad_bundle(const fs::path& bundle, const std::string& what) {
   return Error(ErrorKind::data, "bundle " + bundle.string() + ": " + what +
                                     " (expected a bundle written by `lrahost submit`)");
 }
 
-// The bundle exists and `dest` is a new or empty folder, created.
-void prepare_extraction(const fs::path& bundle, const fs::path& dest) {
+// What bundle.json promises, checked before any other entry is written: every
+// file by name with its SHA-256 and size, and the runs that name them.
+struct Plan {
+  json index;
+  std::string text;  // bundle.json's bytes, kept as they came
+  std::map<std::string, std::pair<std::string, int64_t>> files;  // name -> (sha256, bytes)
+  int64_t total = 0;
+};
+
+// bundle.json parsed: the schema, a run list whose folders are distinct, and
+// `files`/`sizes` listing exactly each run's result.json and model.pt and
+// each plugin a run names, within the entry, per-file and total caps.
+Plan plan_from_index(const fs::path& bundle, const std::string& text) {
+  Plan plan;
+  plan.text = text;
+  try {
+    plan.index = parse_json_input(text);
+  } catch (const JsonInputError& err) {
+    throw bad_bundle(bundle, std::string("bundle.json is not valid JSON: ") + err.what());
+  }
+  const json& index = plan.index;
+  if (!index.is_object() || index.value("schema", json()) != kBundleSchema)
+    throw bad_bundle(bundle, std::string("bundle.json: schema is not \"") + kBundleSchema + "\"");
+  const json& runs = index.value("runs", json());
+  if (!runs.is_array() || runs.empty()) throw bad_bundle(bundle, "bundle.json lists no runs");
+  // Each run is two entries and names a plugin: this bounds the runs before any is read.
+  if (runs.size() > (kMaxEntries - 1) / 2)
+    throw bad_bundle(bundle, "bundle.json lists " + std::to_string(runs.size()) + " runs, more than the " +
+                                 std::to_string((kMaxEntries - 1) / 2) + " a bundle of at most " +
+                                 std::to_string(kMaxEntries) + " entries can hold");
+  std::set<std::string> expected;
+  std::map<std::string, size_t> dirs;  // run folder -> its index in `runs`
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const json& r = runs[i];
+    const std::string dir = r.is_object() && r.value("dir", json()).is_string() ? r["dir"].get<std::string>() : "";
+    const std::string plugin =
+        r.is_object() && r.value("plugin", json()).is_string() ? r["plugin"].get<std::string>() : "";
+    if (!is_allowed_bundle_name("runs/" + dir + "/result.json") || plugin.rfind("plugins/", 0) != 0 ||
+        !is_allowed_bundle_name(plugin))
+      throw bad_bundle(bundle, "bundle.json: runs[" + std::to_string(i) + "] " + r.dump() +
+                                   " does not name a run folder and a plugin file a bundle may hold");
+    // A run listed twice would be evaluated twice (each up to the sandbox's time limit).
+    const auto [it, inserted] = dirs.emplace(dir, i);
+    if (!inserted)
+      throw bad_bundle(bundle, "bundle.json: runs[" + std::to_string(it->second) + "] and runs[" + std::to_string(i) +
+                                   "] both name run folder '" + dir + "'; a run is listed once");
+    expected.insert({"runs/" + dir + "/result.json", "runs/" + dir + "/model.pt", plugin});
+  }
+  const json& listed = index.value("files", json());
+  const json& sizes = index.value("sizes", json());
+  if (!listed.is_object()) throw bad_bundle(bundle, "bundle.json: 'files' must be an object of name -> sha256");
+  if (!sizes.is_object())
+    throw bad_bundle(bundle, "bundle.json: 'sizes' must be an object of name -> bytes (a bundle from an older "
+                             "lrahost submit has none; pack it again with this one)");
+  if (listed.size() + 1 > kMaxEntries)
+    throw bad_bundle(bundle, "bundle.json lists " + std::to_string(listed.size()) + " files, more than the " +
+                                 std::to_string(kMaxEntries - 1) + " a bundle may hold besides bundle.json");
+  for (const auto& [name, sha] : listed.items()) {
+    if (!expected.count(name))
+      throw bad_bundle(bundle, "bundle.json lists '" + name + "', which is not a file of a run it lists");
+    if (!sha.is_string()) throw bad_bundle(bundle, "bundle.json: files." + name + " must be a SHA-256 string");
+    const json& size = sizes.value(name, json());
+    if (!size.is_number_integer() || size.get<int64_t>() < 0)
+      throw bad_bundle(bundle, "bundle.json: sizes." + name + " must be the file's size in bytes, got " + size.dump());
+    const int64_t bytes = size.get<int64_t>();
+    if (bytes > size_limit(name))
+      throw bad_bundle(bundle, "bundle.json: '" + name + "' is " + std::to_string(bytes) +
+                                   " bytes, over the limit of " + std::to_string(size_limit(name)) + " for its kind");
+    plan.files[name] = {sha.get<std::string>(), bytes};
+    plan.total += bytes;  // each term is capped, so the sum of at most kMaxEntries cannot overflow
+  }
+  for (const auto& name : expected)
+    if (!plan.files.count(name)) throw bad_bundle(bundle, "bundle.json does not list '" + name + "' of a run it lists");
+  for (const auto& [name, size] : sizes.items())
+    if (!plan.files.count(name)) throw bad_bundle(bundle, "bundle.json: sizes." + name + " names no listed file");
+  if (plan.total > kMaxTotalBytes)
+    throw bad_bundle(bundle, "its files add up to " + std::to_string(plan.total) + " bytes, over the limit of " +
+                                 std::to_string(kMaxTotalBytes) + " for a whole bundle");
+  return plan;
+}
+
+// A new or empty `dest`, and a fresh folder beside it to extract into: only a
+// bundle that passes every check becomes `dest`, so a refused one leaves nothing.
+struct Staging {
+  fs::path dir;
+  fs::path created_top;  // the highest parent folder made for it ("" = none)
+  bool keep = false;
+  ~Staging() {
+    if (keep) return;
+    std::error_code ec;
+    if (!dir.empty()) fs::remove_all(dir, ec);
+    if (created_top.empty()) return;
+    for (fs::path p = dir.parent_path(); !p.empty(); p = p.parent_path()) {
+      fs::remove(p, ec);  // only empty folders: those this extraction made
+      if (p == created_top) break;
+    }
+  }
+};
+
+void prepare_staging(const fs::path& bundle, const fs::path& dest, Staging& st) {
   std::error_code ec;
   if (!fs::is_regular_file(bundle, ec))
     throw Error(ErrorKind::usage, "no such bundle file: " + bundle.string() + " (give the file `lrahost submit` wrote)");
-  if (fs::exists(dest, ec) && !fs::is_empty(dest, ec))
+  if (fs::exists(dest, ec) && (!fs::is_directory(dest, ec) || !fs::is_empty(dest, ec)))
     throw Error(ErrorKind::usage, "--out " + dest.string() + " is not empty; give a new or empty folder");
-  fs::create_directories(dest, ec);
-  if (ec) throw Error(ErrorKind::storage, "cannot create " + dest.string() + ": " + ec.message());
+  const fs::path parent = fs::absolute(dest).parent_path();
+  for (fs::path p = parent; !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
+    st.created_top = p;
+    if (p == p.parent_path()) break;
+  }
+  fs::create_directories(parent, ec);
+  if (ec) throw Error(ErrorKind::storage, "cannot create " + parent.string() + ": " + ec.message());
+  std::string tmpl = (parent / ("." + fs::absolute(dest).filename().string() + ".extracting-XXXXXX")).string();
+  if (!mkdtemp(tmpl.data()))
+    throw Error(ErrorKind::storage, "cannot create a folder in " + parent.string() + ": " + std::strerror(errno) +
+                                        "; choose another --out");
+  st.dir = tmpl;
+  fs::permissions(st.dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                              fs::perms::others_read | fs::perms::others_exec, ec);
 }
 
-// An entry's header: a regular file, of an allowed name, new, within the entry count and its size limit.
-void check_entry_header(const fs::path& bundle, archive_entry* e, const std::string& name, const Extracted& got) {
-  if (archive_entry_filetype(e) != AE_IFREG)
-    throw bad_bundle(bundle, "entry '" + name + "' is not a regular file (links and devices are refused)");
-  if (!is_allowed_bundle_name(name)) throw bad_bundle(bundle, "entry '" + name + "' is not a name a bundle may hold");
-  if (got.hashes.count(name)) throw bad_bundle(bundle, "entry '" + name + "' appears twice");
-  if (got.hashes.size() >= kMaxEntries)
-    throw bad_bundle(bundle, "more than " + std::to_string(kMaxEntries) + " entries");
-  const int64_t declared = archive_entry_size(e);
-  if (declared < 0 || declared > size_limit(name))
-    throw bad_bundle(bundle, "entry '" + name + "' is " + std::to_string(declared) + " bytes, over the limit of " +
-                                 std::to_string(size_limit(name)));
-}
-
-// Writes the current entry's bytes to dest/name, hashing them (bundle.json's also kept as text).
-void extract_entry(const fs::path& bundle, archive* a, const fs::path& dest, const std::string& name,
-                   Extracted& got) {
-  std::error_code ec;
-  const fs::path target = dest / name;
-  fs::create_directories(target.parent_path(), ec);
-  if (ec) throw Error(ErrorKind::storage, "cannot create " + target.parent_path().string() + ": " + ec.message());
-  std::ofstream out(target, std::ios::binary | std::ios::trunc);
-  if (!out) throw Error(ErrorKind::storage, "cannot write " + target.string() + ": " + std::strerror(errno));
+// The current entry's bytes, counted as they come (a header may lie about its
+// size), into `out` and the hash; `text` also keeps them when given.
+std::string copy_entry(const fs::path& bundle, archive* a, const std::string& name, int64_t limit, std::ostream* out,
+                       std::string* text) {
   Sha256 h;
   std::vector<char> buf(1 << 20);
   int64_t total = 0;
@@ -169,77 +258,158 @@ void extract_entry(const fs::path& bundle, archive* a, const fs::path& dest, con
     if (n < 0) throw bad_bundle(bundle, "entry '" + name + "' is unreadable: " + archive_error_string(a));
     if (n == 0) break;
     total += n;
-    if (total > size_limit(name)) throw bad_bundle(bundle, "entry '" + name + "' is longer than it declares");
+    if (total > limit)
+      throw bad_bundle(bundle, "entry '" + name + "' holds more than the " + std::to_string(limit) +
+                                   " bytes it declares");
     h.update(buf.data(), static_cast<size_t>(n));
-    out.write(buf.data(), n);
-    if (name == kBundleIndexName) got.index_text.append(buf.data(), static_cast<size_t>(n));
+    if (out) out->write(buf.data(), n);
+    if (text) text->append(buf.data(), static_cast<size_t>(n));
   }
-  out.close();
-  if (!out) throw Error(ErrorKind::storage, "cannot write " + target.string() + ": " + std::strerror(errno));
-  const std::string& sha = got.hashes[name] = h.hex_digest();
-  if (name.rfind("plugins/", 0) == 0 && name.substr(8, 64) != sha)
-    throw bad_bundle(bundle, "entry '" + name + "' is named by a SHA-256 its bytes do not have (" + sha + ")");
+  if (total != limit)
+    throw bad_bundle(bundle, "entry '" + name + "' holds " + std::to_string(total) + " bytes, bundle.json says " +
+                                 std::to_string(limit));
+  return h.hex_digest();
 }
 
-// Every entry of the archive, checked and extracted into `dest`.
-Extracted extract_entries(const fs::path& bundle, const fs::path& dest) {
+// The first entry: bundle.json, read into memory and planned from.
+Plan read_index_entry(const fs::path& bundle, archive* a) {
+  archive_entry* e = nullptr;
+  const int rc = archive_read_next_header(a, &e);
+  if (rc == ARCHIVE_EOF) throw bad_bundle(bundle, "no bundle.json in it (the archive is empty)");
+  if (rc != ARCHIVE_OK) throw bad_bundle(bundle, std::string("unreadable archive: ") + archive_error_string(a));
+  const char* raw = archive_entry_pathname(e);
+  const std::string name = raw ? raw : "";
+  if (name != kBundleIndexName)
+    throw bad_bundle(bundle, "no bundle.json as its first entry (the first is '" + name +
+                                 "'); the index is read before anything is written");
+  if (archive_entry_filetype(e) != AE_IFREG)
+    throw bad_bundle(bundle, "entry 'bundle.json' is not a regular file (links and devices are refused)");
+  const int64_t declared = archive_entry_size(e);
+  if (declared < 0 || declared > kMaxIndexBytes)
+    throw bad_bundle(bundle, "entry 'bundle.json' is " + std::to_string(declared) + " bytes, over the limit of " +
+                                 std::to_string(kMaxIndexBytes));
+  std::string text;
+  copy_entry(bundle, a, name, declared, nullptr, &text);
+  return plan_from_index(bundle, text);
+}
+
+// Every other entry: a regular file bundle.json lists, once, of its listed
+// size and SHA-256, written into the staging folder.
+void extract_listed_entries(const fs::path& bundle, archive* a, const Plan& plan, const fs::path& dir) {
+  std::set<std::string> seen;
+  archive_entry* e = nullptr;
+  for (;;) {
+    const int rc = archive_read_next_header(a, &e);
+    if (rc == ARCHIVE_EOF) break;
+    if (rc != ARCHIVE_OK) throw bad_bundle(bundle, std::string("unreadable archive: ") + archive_error_string(a));
+    const char* raw = archive_entry_pathname(e);
+    const std::string name = raw ? raw : "";
+    if (archive_entry_filetype(e) == AE_IFDIR) continue;  // folders are implied by the names
+    if (archive_entry_filetype(e) != AE_IFREG)
+      throw bad_bundle(bundle, "entry '" + name + "' is not a regular file (links and devices are refused)");
+    if (!is_allowed_bundle_name(name) || name == kBundleIndexName) {
+      throw bad_bundle(bundle, "entry '" + name + "' is " +
+                                   (name == kBundleIndexName ? std::string("bundle.json a second time")
+                                                             : "not a name a bundle may hold"));
+    }
+    const auto it = plan.files.find(name);
+    if (it == plan.files.end()) throw bad_bundle(bundle, "entry '" + name + "' is not listed in bundle.json");
+    if (!seen.insert(name).second) throw bad_bundle(bundle, "entry '" + name + "' appears twice");
+    const auto& [sha, size] = it->second;
+    if (archive_entry_size(e) != size)
+      throw bad_bundle(bundle, "entry '" + name + "' declares " + std::to_string(archive_entry_size(e)) +
+                                   " bytes, bundle.json says " + std::to_string(size));
+    std::error_code ec;
+    const fs::path target = dir / name;
+    fs::create_directories(target.parent_path(), ec);
+    if (ec) throw Error(ErrorKind::storage, "cannot create " + target.parent_path().string() + ": " + ec.message());
+    std::ofstream out(target, std::ios::binary | std::ios::trunc);
+    if (!out) throw Error(ErrorKind::storage, "cannot write " + target.string() + ": " + std::strerror(errno));
+    const std::string got = copy_entry(bundle, a, name, size, &out, nullptr);
+    out.close();
+    if (!out) throw Error(ErrorKind::storage, "cannot write " + target.string() + ": " + std::strerror(errno));
+    if (got != sha) throw bad_bundle(bundle, "entry '" + name + "' has SHA-256 " + got + ", bundle.json says " + sha);
+    if (name.rfind("plugins/", 0) == 0 && name.substr(8, 64) != got)
+      throw bad_bundle(bundle, "entry '" + name + "' is named by a SHA-256 its bytes do not have (" + got + ")");
+  }
+  for (const auto& [name, file] : plan.files)
+    if (!seen.count(name)) throw bad_bundle(bundle, "bundle.json lists '" + name + "', which the archive does not hold");
+}
+
+// No run twice under two folder names (repeated_run, the leaderboard's rule).
+void check_runs_distinct(const fs::path& bundle, const Plan& plan, const fs::path& dir) {
+  std::vector<std::pair<std::string, json>> results;
+  std::map<std::string, std::string> by_sha;  // result.json SHA-256 -> run folder
+  for (const auto& r : plan.index["runs"]) {
+    const std::string name = "runs/" + r["dir"].get<std::string>();
+    const std::string& sha = plan.files.at(name + "/result.json").first;
+    const auto [it, inserted] = by_sha.emplace(sha, name);
+    if (!inserted)
+      throw bad_bundle(bundle, it->second + " and " + name + " hold the same result.json (SHA-256 " + sha +
+                                   "); a run is listed once");
+    std::ifstream in(dir / name / "result.json", std::ios::binary);
+    try {
+      results.emplace_back(name, parse_json_input(in));
+    } catch (const JsonInputError&) {
+      // verify reports an unreadable result for its run
+    }
+  }
+  if (auto why = repeated_run(results)) throw bad_bundle(bundle, *why);
+}
+
+}  // namespace
+
+std::optional<std::string> repeated_run(const std::vector<std::pair<std::string, json>>& results) {
+  std::map<std::string, std::string> by_digest;
+  std::vector<ScoreInput> scored;
+  for (const auto& [name, result] : results) {
+    const json* digest = json_at(result, {"digest"});
+    if (digest && digest->is_string() && !digest->get<std::string>().empty()) {
+      const auto [it, inserted] = by_digest.emplace(digest->get<std::string>(), name);
+      if (!inserted)
+        return it->second + " and " + name + " are the same run (result digest " + digest->get<std::string>() +
+               "); pass only one of them";
+    }
+    ScoreInput in{name, result};
+    try {
+      check_score_input(in);  // a result the leaderboard cannot read is verify's to report
+    } catch (const Error&) {
+      continue;
+    }
+    scored.push_back(std::move(in));
+  }
+  try {
+    aggregate_scores(scored);  // refuses two results of one seed of one entry on one task, naming both
+  } catch (const Error& e) {
+    return std::string(e.what());
+  }
+  return std::nullopt;
+}
+
+json extract_bundle(const fs::path& bundle, const fs::path& dest) {
+  Staging st;
+  prepare_staging(bundle, dest, st);
   std::unique_ptr<archive, ArchiveReadFree> a(archive_read_new());
   archive_read_support_format_tar(a.get());
   archive_read_support_filter_gzip(a.get());
   archive_read_support_filter_none(a.get());
   if (archive_read_open_filename(a.get(), bundle.c_str(), 1 << 16) != ARCHIVE_OK)
     throw bad_bundle(bundle, std::string("not a tar archive: ") + archive_error_string(a.get()));
-  Extracted got;
-  archive_entry* e = nullptr;
-  for (;;) {
-    const int rc = archive_read_next_header(a.get(), &e);
-    if (rc == ARCHIVE_EOF) break;
-    if (rc != ARCHIVE_OK) throw bad_bundle(bundle, std::string("unreadable archive: ") + archive_error_string(a.get()));
-    const char* raw = archive_entry_pathname(e);
-    const std::string name = raw ? raw : "";
-    if (archive_entry_filetype(e) == AE_IFDIR) continue;  // folders are implied by the names
-    check_entry_header(bundle, e, name, got);
-    extract_entry(bundle, a.get(), dest, name, got);
-  }
-  return got;
-}
-
-// bundle.json parsed, of the bundle schema, and listing exactly the entries extracted with their hashes.
-json check_bundle_index(const fs::path& bundle, const Extracted& got) {
-  if (!got.hashes.count(kBundleIndexName)) throw bad_bundle(bundle, "no bundle.json in it");
-  json index;
-  try {
-    index = parse_json_input(got.index_text);
-  } catch (const JsonInputError& err) {
-    throw bad_bundle(bundle, std::string("bundle.json is not valid JSON: ") + err.what());
-  }
-  if (!index.is_object() || index.value("schema", json()) != kBundleSchema)
-    throw bad_bundle(bundle, std::string("bundle.json: schema is not \"") + kBundleSchema + "\"");
-  const json& listed = index.value("files", json());
-  if (!listed.is_object()) throw bad_bundle(bundle, "bundle.json: 'files' must be an object of name -> sha256");
-  std::set<std::string> seen;
-  for (const auto& [name, sha] : listed.items()) {
-    if (!sha.is_string()) throw bad_bundle(bundle, "bundle.json: files." + name + " must be a SHA-256 string");
-    const auto it = got.hashes.find(name);
-    if (it == got.hashes.end())
-      throw bad_bundle(bundle, "bundle.json lists '" + name + "', which the archive does not hold");
-    if (it->second != sha.get<std::string>())
-      throw bad_bundle(bundle,
-                       "entry '" + name + "' has SHA-256 " + it->second + ", bundle.json says " + sha.get<std::string>());
-    seen.insert(name);
-  }
-  for (const auto& [name, sha] : got.hashes)
-    if (name != kBundleIndexName && !seen.count(name))
-      throw bad_bundle(bundle, "entry '" + name + "' is not listed in bundle.json");
-  return index;
-}
-
-}  // namespace
-
-json extract_bundle(const fs::path& bundle, const fs::path& dest) {
-  prepare_extraction(bundle, dest);
-  const Extracted got = extract_entries(bundle, dest);
-  return check_bundle_index(bundle, got);
+  const Plan plan = read_index_entry(bundle, a.get());
+  std::error_code ec;
+  const auto space = fs::space(st.dir, ec);
+  if (!ec && static_cast<uintmax_t>(plan.total) > space.available)
+    throw Error(ErrorKind::storage, "bundle " + bundle.string() + " holds " + std::to_string(plan.total) +
+                                        " bytes, more than the " + std::to_string(space.available) + " free in " +
+                                        st.dir.parent_path().string() + "; free space or choose another --out");
+  write_file_atomic(st.dir / kBundleIndexName, plan.text);
+  extract_listed_entries(bundle, a.get(), plan, st.dir);
+  check_runs_distinct(bundle, plan, st.dir);
+  if (fs::exists(dest, ec)) fs::remove(dest, ec);  // the empty folder checked above
+  fs::rename(st.dir, dest, ec);
+  if (ec) throw Error(ErrorKind::storage, "cannot move the unpacked bundle to " + dest.string() + ": " + ec.message());
+  st.keep = true;
+  return plan.index;
 }
 
 }  // namespace lra::host

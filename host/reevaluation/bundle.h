@@ -3,18 +3,25 @@
 // result.json and final model.pt, and the mixer plugin .so they name.
 //
 // Layout (names are the only ones a reader accepts):
-//   bundle.json                   index: schema lrahost.bundle/v1, every file with its SHA-256
+//   bundle.json                   index: schema lrahost.bundle/v1, the runs, every file with its SHA-256
+//                                 ("files") and size in bytes ("sizes"); always the first entry
 //   runs/<run>/result.json        <run>: [A-Za-z0-9._-]{1,80}, not starting with '.'
 //   runs/<run>/model.pt
 //   plugins/<sha256>.so           named by the SHA-256 of its bytes
-// Reading is defensive: regular files only (no links, devices, folders from
-// the archive), no duplicate names, a size limit per kind of file, and every
-// byte checked against the index before anything uses it.
+// Reading is defensive: bundle.json is read first and bounds everything else
+// before anything is written (at most 1,000 entries, a size limit per kind of
+// file, 64 GiB in all, no run folder or run listed twice); then regular files
+// only (no links, devices, folders from the archive), no duplicate names, each
+// of the size and SHA-256 the index lists, counted as it is read. Everything
+// lands in a folder beside the destination that becomes it only when every
+// check passed: a refused bundle leaves nothing behind.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -35,11 +42,20 @@ struct BundleFile {
 // lra::Error(storage) when it cannot be written, Error(usage) when `out` exists.
 void write_bundle(const std::filesystem::path& out, const nlohmann::json& index, const std::vector<BundleFile>& files);
 
-// Unpacks `bundle` into `dest` (created; must not exist or be empty) and
-// returns the parsed index, after checking every name, type and size, that the
-// files are exactly those the index lists, and that each has the listed SHA-256.
-// Throws lra::Error(data) naming the bundle and the entry for anything else.
+// Unpacks `bundle` into `dest` (must not exist or be an empty folder, which is
+// replaced) and returns the parsed index, after checking every name, type and
+// size, that the files are exactly those of the runs the index lists, that each
+// has the listed size and SHA-256, and that no run is there twice (repeated_run).
+// Throws lra::Error(data) naming the bundle and the entry for anything else,
+// Error(storage) when the files do not fit on the disk; `dest` is then as it was.
 nlohmann::json extract_bundle(const std::filesystem::path& bundle, const std::filesystem::path& dest);
+
+// Why `results` (a name for messages, a parsed result.json) hold one run twice:
+// the same result digest under two names, or two results the leaderboard
+// counts as the same seed of one entry on one task (leaderboard/scores.h
+// aggregate_scores, the one rule for "the same run"); the reason names both.
+// Results the leaderboard cannot read are left for verify to report.
+std::optional<std::string> repeated_run(const std::vector<std::pair<std::string, nlohmann::json>>& results);
 
 // Whether `name` is one a bundle may hold (exposed for tests).
 bool is_allowed_bundle_name(const std::string& name);

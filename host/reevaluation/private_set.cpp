@@ -55,4 +55,33 @@ ProportionTest two_proportion_test(int64_t k1, int64_t n1, int64_t k2, int64_t n
   return t;
 }
 
+ProportionTest above_rate_test(int64_t k, int64_t n, double rate) {
+  ProportionTest t;
+  if (n <= 0) return t;
+  t.p1 = static_cast<double>(k) / static_cast<double>(n);
+  t.p2 = rate;
+  t.gap = t.p1 - rate;
+  const double sd = std::sqrt(rate * (1 - rate) / static_cast<double>(n));
+  t.z = sd > 0 ? t.gap / sd : 0;
+  if (rate <= 0) {
+    t.p_value = k > 0 ? 0.0 : 1.0;
+    return t;
+  }
+  if (rate >= 1) {
+    t.p_value = 1.0;
+    return t;
+  }
+  // Sum of the binomial pmf from k to n in log space (n is at most a few 10^5).
+  const double lr = std::log(rate), lq = std::log1p(-rate);
+  const double lgn = std::lgamma(static_cast<double>(n) + 1);
+  double tail = 0;
+  for (int64_t i = std::max<int64_t>(k, 0); i <= n; ++i) {
+    const double di = static_cast<double>(i);
+    tail += std::exp(lgn - std::lgamma(di + 1) - std::lgamma(static_cast<double>(n - i) + 1) + di * lr +
+                     static_cast<double>(n - i) * lq);
+  }
+  t.p_value = std::min(1.0, tail);
+  return t;
+}
+
 }  // namespace lra::host

@@ -34,6 +34,10 @@ struct ProportionTest {
   double p_value = 1;     // one-sided: P(a gap this large or larger | both accuracies equal)
 };
 
+// Whether k/n is above `rate` by more than chance: the exact one-sided
+// binomial tail P(X >= k | n, rate) as p_value (p1 = k/n, p2 = rate).
+ProportionTest above_rate_test(int64_t k, int64_t n, double rate);
+
 // The pooled two-proportion z-test of k1/n1 against k2/n2 (one-sided, H1: p1 > p2).
 ProportionTest two_proportion_test(int64_t k1, int64_t n1, int64_t k2, int64_t n2);
 

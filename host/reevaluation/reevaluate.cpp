@@ -7,18 +7,29 @@
 #include <cstdio>
 #include <ctime>
 #include <fstream>
+#include <numeric>
 #include <random>
 #include <sstream>
 
 #include "common/utc_time.h"
 #include "common/atomic_file.h"
+#include "common/untrusted_file.h"
 #include "common/build_info.h"
 #include "common/json_input.h"
 #include "common/sha256.h"
 #include "data/task_data.h"
+#include "device/device.h"
+#include "manifest/manifest.h"
+#include "model/backbone.h"
+#include "reevaluation/data_params_check.h"
+#include "reevaluation/model_parameters.h"
+#include "reevaluation/predictions_file.h"
+#include "manifest/manifest_text.h"
+#include "rules/rules.h"
 #include "lra/status.h"
 #include "plugins/loader.h"
 #include "reevaluation/bundle.h"
+#include "reevaluation/data_params_check.h"
 #include "reevaluation/inputs_file.h"
 #include "reevaluation/private_set.h"
 #include "results/result.h"
@@ -61,22 +72,62 @@ uint64_t secret_seed(const std::optional<uint64_t>& given) {
   return (static_cast<uint64_t>(rd()) << 32) ^ rd();
 }
 
-int64_t count_correct(const json& predictions, const lra::Split& split, const std::string& which) {
-  if (!predictions.is_array() || predictions.size() != split.size())
-    throw Error(ErrorKind::plugin, "the sandboxed evaluation returned " +
-                                       std::to_string(predictions.is_array() ? predictions.size() : 0) +
-                                       " predictions for the " + std::to_string(split.size()) + " examples of the " +
-                                       which);
-  int64_t correct = 0;
-  for (size_t i = 0; i < split.size(); ++i) {
-    if (!predictions[i].is_number_integer()) throw Error(ErrorKind::plugin, "a prediction is not a class index");
-    correct += predictions[i].get<int64_t>() == split.labels[i];
+// A split's examples in the order `order` gives (order[j] = index into `from`).
+lra::Split permuted(const lra::Split& from, const std::vector<size_t>& order) {
+  lra::Split out;
+  out.offsets2 = {0};
+  const bool paired = from.offsets2.size() > 1;
+  for (size_t j : order) {
+    out.tokens.insert(out.tokens.end(), from.tokens.begin() + from.offsets[j], from.tokens.begin() + from.offsets[j + 1]);
+    out.offsets.push_back(static_cast<int64_t>(out.tokens.size()));
+    if (paired) {
+      out.tokens2.insert(out.tokens2.end(), from.tokens2.begin() + from.offsets2[j],
+                         from.tokens2.begin() + from.offsets2[j + 1]);
+      out.offsets2.push_back(static_cast<int64_t>(out.tokens2.size()));
+    }
+    out.labels.push_back(from.labels[j]);
   }
+  return out;
+}
+
+// Reads what sandboxed code left in its scratch folder as hostile input: the
+// name itself only (no symlink followed), a regular file only (a FIFO or a
+// device is refused without blocking), at most `max_bytes`.
+std::string read_scratch_output(const fs::path& file, uint64_t max_bytes) { return read_untrusted_file(file, max_bytes); }
+
+// One confined run of `lrahost evaluate-run`; its output is kept in the
+// maintainer's local log folder, never in reevaluation.json.
+struct PassOutcome {
+  SandboxOutcome outcome;
+  fs::path log;
+};
+
+PassOutcome run_pass(const ReevaluateOptions& o, const std::vector<std::string>& argv, const fs::path& dir,
+                     const std::vector<fs::path>& read_only, const fs::path& log) {
+  SandboxLimits limits = o.limits;
+  limits.gpu = o.device.rfind("cuda", 0) == 0;
+  SandboxMounts mounts;
+  mounts.read_only = read_only;
+  PassOutcome p{run_in_sandbox(argv, dir, limits, mounts, o.sandbox), log};
+  fs::create_directories(log.parent_path());
+  write_file_atomic(log, p.outcome.log_tail);
+  return p;
+}
+
+json describe_pass(const PassOutcome& p) { return {{"outcome", p.outcome.describe()}}; }
+
+int64_t count_matches(const std::vector<int32_t>& predicted, const lra::Split& split, size_t begin, size_t end,
+                      const std::vector<size_t>& order) {
+  // predicted[j] is the prediction for the example order[j] of the combined set.
+  int64_t correct = 0;
+  for (size_t j = 0; j < predicted.size(); ++j)
+    if (order[j] >= begin && order[j] < end) correct += predicted[j] == split.labels[order[j]];
   return correct;
 }
 
 void reevaluate_one(const ReevaluateOptions& o, const OfficialLookup& official, const fs::path& run_dir,
-                    const fs::path& plugin_file, const fs::path& scratch, RunReevaluation& r) {
+                    const fs::path& plugin_file, const fs::path& scratch, const fs::path& log_dir,
+                    RunReevaluation& r) {
   auto fail = [&](std::string why) { r.reasons.push_back(std::move(why)); };
   // 1. The file's own checks (verify reads model.pt beside it as well).
   VerifyReport v = verify_result_file(r.result_file, official);
@@ -108,7 +159,8 @@ void reevaluate_one(const ReevaluateOptions& o, const OfficialLookup& official, 
   r.report["model_sha256"] = model_sha;
   r.report["plugin_sha256"] = plugin_sha;
 
-  // 3. The official data, on the verifier's side: only the inputs go into the sandbox.
+  // 3. The recorded configuration, read through the manifest's own field
+  //    table: the model the verifier counts is the model the run built.
   const std::string task_name = text_at(result, {"task", "name"});
   // A task is named, never a path: a name from the file must not make the
   // verifier load a library of the submitter's outside the sandbox.
@@ -117,6 +169,16 @@ void reevaluate_one(const ReevaluateOptions& o, const OfficialLookup& official, 
     fail("task.name " + json(task_name).dump() + " is not a task installed on this host");
     return;
   }
+  const json* config_json = json_at(result, {"config"});
+  const Manifest config = config_manifest(config_json ? *config_json : json(), task_name, r.result_file.string());
+  // Data sizes are the released manifest's (or within the documented caps)
+  // before a single example is generated (reevaluation/data_params_check.h).
+  if (auto why = check_result_data_params(result)) {
+    fail(*why);
+    return;
+  }
+
+  // 4. The official data, on the verifier's side: only label-free inputs go into the sandbox.
   const LoadedPlugin& task = open_plugin(task_name, LRA_KIND_TASK);
   const json* dp = json_at(result, {"task", "data_params"});
   const lra::Params run_params = params_from_json(dp ? *dp : json::object());
@@ -129,75 +191,157 @@ void reevaluate_one(const ReevaluateOptions& o, const OfficialLookup& official, 
          "); pass --data-dir with those data to re-evaluate it");
     return;
   }
+  const auto& info = data.dataset.info;
+
+  // 5. The budget from the verifier's own reference Transformer, built from
+  //    the recorded configuration (no number from the file); model.pt is
+  //    counted against it once the fresh model exists (step 7).
+  std::map<std::string, std::vector<int64_t>> host_buffers;
+  ParamBudget budget;
+  {
+    BackboneSpec spec{config.model, info.vocab_size, info.num_classes, 0, info.paired};
+    Classifier reference(spec, make_reference_attention);
+    for (const auto& b : reference->named_buffers(true))
+      if (b.key().find("mixer.") == std::string::npos) host_buffers[b.key()] = b.value().sizes().vec();
+    budget = compute_param_budget(count_parameters(*reference), config.rules.param_budget_ratio);
+    const json* ref_recorded = json_at(result, {"rules", "reference_params"});
+    if (!ref_recorded || !ref_recorded->is_number_integer() || ref_recorded->get<int64_t>() != budget.reference)
+      fail("rules.reference_params is " + (ref_recorded ? ref_recorded->dump() : std::string("missing")) +
+           ", the reference Transformer of the recorded configuration has " + std::to_string(budget.reference) +
+           " parameters");
+  }
+
+  // 6. One stream of inputs: the public test split and (generated tasks) a
+  //    private set drawn from a secret seed, interleaved in a secret order, so
+  //    the sandboxed code cannot tell them apart.
   fs::create_directories(scratch);
   const lra::Split& test = data.dataset.test;
-  write_inputs_file(scratch / "public.inputs", test);
-  std::optional<lra::Split> priv;
-  const int64_t n_private = o.private_examples > 0 ? o.private_examples : static_cast<int64_t>(test.size());
-  if (auto params = private_set_params(data.params, secret_seed(o.private_seed), n_private)) {
-    priv = draw_private_set(task, *params, scratch / "private-data", o.threads);
+  const size_t n = test.size();
+  lra::Split all = test;
+  size_t n_private = 0;
+  const int64_t want_private = o.private_examples > 0 ? o.private_examples : static_cast<int64_t>(n);
+  std::mt19937_64 secret(secret_seed(o.private_seed));
+  if (auto params = private_set_params(data.params, secret(), want_private)) {
+    const lra::Split priv = draw_private_set(task, *params, scratch / "private-data", o.threads);
     fs::remove_all(scratch / "private-data");  // the examples stay only in memory and as label-free inputs
-    write_inputs_file(scratch / "private.inputs", *priv);
+    append_split(all, priv);
+    n_private = priv.size();
   }
-  const auto& info = data.dataset.info;
-  write_file_atomic(scratch / "task-info.json", json{{"vocab_size", info.vocab_size},
-                                                     {"num_classes", info.num_classes},
-                                                     {"natural_len", info.natural_len},
-                                                     {"paired", info.paired}}.dump());
+  std::vector<size_t> order(all.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::shuffle(order.begin(), order.end(), secret);
+  const json task_info = {{"vocab_size", info.vocab_size}, {"num_classes", info.num_classes},
+                          {"natural_len", info.natural_len}, {"paired", info.paired}};
 
-  // 4. The submitted code predicts, confined.
-  std::vector<std::string> argv = {fs::read_symlink("/proc/self/exe").string(), "evaluate-run",
-                                   "--run", run_dir.string(), "--plugin", plugin_file.string(),
-                                   "--task-info", (scratch / "task-info.json").string(),
-                                   "--inputs", (scratch / "public.inputs").string()};
-  if (priv) argv.insert(argv.end(), {"--inputs", (scratch / "private.inputs").string()});
-  argv.insert(argv.end(), {"--out", (scratch / "predictions.json").string(), "--device", o.device, "--threads",
-                           std::to_string(o.threads)});
-  SandboxLimits limits = o.limits;
-  limits.gpu = o.device.rfind("cuda", 0) == 0;
-  const SandboxOutcome outcome = run_in_sandbox(argv, scratch, limits, o.sandbox);
+  // 7. The submitted code, confined: first it builds the freshly initialised
+  //    model (the run's seed); then the same command, in the same folder,
+  //    predicts once with the submitted weights and once with the fresh ones,
+  //    in a secret order: the two passes differ only in model.pt's bytes.
+  const std::string exe = fs::read_symlink("/proc/self/exe").string();
+  const fs::path init_dir = scratch / "init";
+  fs::create_directories(init_dir);
+  write_file_atomic(init_dir / "task-info.json", task_info.dump());
+  json passes = json::object();
+  const PassOutcome init = run_pass(
+      o,
+      {exe, "evaluate-run", "--init-weights", "--run", run_dir.string(), "--plugin", plugin_file.string(), "--task-info",
+       (init_dir / "task-info.json").string(), "--out", (init_dir / "fresh.pt").string(), "--threads",
+       std::to_string(o.threads)},
+      init_dir, {run_dir, plugin_file}, log_dir / (r.run + "-init.log"));
+  passes["init"] = describe_pass(init);
   r.report["sandbox"] = {{"bubblewrap", o.sandbox},
-                         {"memory_limit_bytes", limits.memory_bytes},
-                         {"time_limit_seconds", limits.timeout_seconds},
-                         {"outcome", outcome.describe()},
-                         {"log_tail", outcome.log_tail}};
-  if (outcome.exit_code != 0) {
-    fail("the plugin's evaluation in the sandbox failed (" + outcome.describe() + "): " + outcome.log_tail);
+                         {"memory_limit_bytes", o.limits.memory_bytes},
+                         {"time_limit_seconds", o.limits.timeout_seconds},
+                         {"passes", passes}};
+  if (init.outcome.exit_code != 0) {
+    fail("the plugin could not build its freshly initialised model in the sandbox (" + init.outcome.describe() +
+         "; its output is kept, unpublished, in logs/" + init.log.filename().string() + " of --out)");
     return;
   }
-  json predictions;
-  {
-    std::ifstream in(scratch / "predictions.json", std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    try {
-      predictions = parse_json_input(ss.str());
-    } catch (const JsonInputError& e) {
-      fail(std::string("the sandboxed evaluation wrote no readable predictions: ") + e.what());
-      return;
-    }
-  }
-  const json* sets = json_at(predictions, {"sets"});
-  if (!sets || !sets->is_array() || sets->size() != (priv ? 2u : 1u)) {
-    fail("the sandboxed evaluation wrote predictions for the wrong number of sets");
+  const uint64_t model_bytes = fs::file_size(run_dir / "model.pt");
+  const fs::path fresh_model = scratch / "fresh-model.pt";
+  try {
+    write_file_atomic(fresh_model, read_scratch_output(init_dir / "fresh.pt", 2 * model_bytes + (1u << 20)));
+    const ModelFileCount count =
+        count_trained_values(read_model_file(run_dir / "model.pt"), read_model_file(fresh_model), host_buffers);
+    if (count.counted > budget.budget)
+      fail("model.pt holds " + std::to_string(count.counted) + " trained values (parameters and mixer buffers that "
+           "differ from their initial values), over the parameter budget " + std::to_string(budget.budget) + " (" +
+           manifest_detail::fmt_double(config.rules.param_budget_ratio) + " x the reference Transformer's " +
+           std::to_string(budget.reference) + ")");
+    r.facts.push_back("parameters counted from model.pt: " + std::to_string(count.counted) + " trained values (budget " +
+                      std::to_string(budget.budget) + "; " + std::to_string(count.unchanged) +
+                      " fixed values as initialised, " + std::to_string(count.host_buffers) +
+                      " in the backbone's position table)");
+    r.report["parameters"] = {{"counted", count.counted}, {"unchanged", count.unchanged},
+                              {"host_buffers", count.host_buffers}, {"budget", budget.budget},
+                              {"reference", budget.reference}};
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::storage) throw;
+    fail(std::string("the freshly initialised model from the sandbox is unusable: ") + e.what());
     return;
   }
-  const std::string device = text_at(predictions, {"device"});
-  const std::string precision = text_at(predictions, {"precision"});
+  fs::remove_all(init_dir);
 
-  // 5. The verifier's own accuracy against the recorded one.
-  const int64_t n = static_cast<int64_t>(test.size());
-  const int64_t correct = count_correct((*sets)[0].value("predictions", json()), test, "public test split");
-  const double recomputed = static_cast<double>(correct) / static_cast<double>(n);
+  const fs::path eval_dir = scratch / "eval";
+  const std::vector<std::string> predict_argv = {
+      exe, "evaluate-run", "--run", (eval_dir / "run").string(), "--plugin", plugin_file.string(), "--task-info",
+      (eval_dir / "task-info.json").string(), "--inputs", (eval_dir / "inputs").string(), "--out",
+      (eval_dir / "predictions").string(), "--device", o.device, "--threads", std::to_string(o.threads)};
+  const lra::Split shuffled = permuted(all, order);
+  auto predict_with = [&](const fs::path& weights, const std::string& name) -> std::optional<std::vector<int32_t>> {
+    fs::remove_all(eval_dir);
+    fs::create_directories(eval_dir / "run");
+    fs::copy_file(r.result_file, eval_dir / "run" / kResultFileName);
+    fs::copy_file(weights, eval_dir / "run" / "model.pt");
+    write_file_atomic(eval_dir / "task-info.json", task_info.dump());
+    write_inputs_file(eval_dir / "inputs", shuffled);
+    const PassOutcome p = run_pass(o, predict_argv, eval_dir, {plugin_file}, log_dir / (r.run + "-" + name + ".log"));
+    passes[name] = describe_pass(p);
+    std::optional<std::vector<int32_t>> out;
+    if (p.outcome.exit_code != 0) {
+      fail("the plugin's evaluation in the sandbox failed (" + p.outcome.describe() + "; its output is kept, "
+           "unpublished, in logs/" + p.log.filename().string() + " of --out)");
+    } else {
+      try {
+        out = parse_predictions(read_scratch_output(eval_dir / "predictions", predictions_file_size(all.size())),
+                                all.size(), info.num_classes);
+      } catch (const Error& e) {
+        if (e.kind() == ErrorKind::storage) throw;
+        fail(e.what());
+      }
+    }
+    fs::remove_all(eval_dir);
+    return out;
+  };
+  std::optional<std::vector<int32_t>> trained, fresh;
+  if (secret() & 1) {
+    trained = predict_with(run_dir / "model.pt", "trained");
+    fresh = predict_with(fresh_model, "fresh");
+  } else {
+    fresh = predict_with(fresh_model, "fresh");
+    trained = predict_with(run_dir / "model.pt", "trained");
+  }
+  r.report["sandbox"]["passes"] = passes;
+  if (!trained || !fresh) return;
+
+  // 8. The verifier's own accuracy against the recorded one.
+  const std::string device = describe_device(pick_device(o.device));
+  const bool cuda = o.device.rfind("cuda", 0) == 0;
+  const std::string precision =
+      cuda && text_at(result, {"timing", "precision"}) == "bfloat16 autocast" ? "bfloat16 autocast" : "float32";
+  const int64_t nn = static_cast<int64_t>(n);
+  const int64_t correct = count_matches(*trained, all, 0, n, order);
+  const double recomputed = static_cast<double>(correct) / static_cast<double>(nn);
   const json* acc = json_at(result, {"metrics", "test_accuracy"});
   const double recorded = acc && acc->is_number() ? acc->get<double>() : -1;
   const json* examples = json_at(result, {"task", "examples", "test"});
-  if (!examples || !examples->is_number_integer() || examples->get<int64_t>() != n)
+  if (!examples || !examples->is_number_integer() || examples->get<int64_t>() != nn)
     fail("task.examples.test is " + (examples ? examples->dump() : std::string("missing")) + ", the test split has " +
          std::to_string(n) + " examples");
   const bool same_setting = device == text_at(result, {"timing", "device"}) &&
                             precision == text_at(result, {"timing", "precision"});
-  const int64_t recorded_correct = std::llround(recorded * static_cast<double>(n));
+  const int64_t recorded_correct = std::llround(recorded * static_cast<double>(nn));
   r.facts.push_back("test accuracy recomputed " + percent(recomputed) + " (" + std::to_string(correct) + "/" +
                     std::to_string(n) + ") on " + device + ", " + precision + "; recorded " + percent(recorded) +
                     (same_setting ? " on the same device and precision" : " on " + text_at(result, {"timing", "device"}) +
@@ -209,19 +353,19 @@ void reevaluate_one(const ReevaluateOptions& o, const OfficialLookup& official, 
                        : " (different device or precision: allowed difference " + percent(o.tolerance) + ")"));
   }
   r.report["test"] = {{"recorded_accuracy", recorded}, {"recomputed_accuracy", recomputed}, {"correct", correct},
-                      {"examples", n}, {"device", device}, {"precision", precision},
+                      {"examples", nn}, {"device", device}, {"precision", precision},
                       {"same_device_and_precision", same_setting},
                       {"tolerance", same_setting ? 0.0 : o.tolerance}};
 
-  // 6. The private set.
-  if (priv) {
-    const int64_t pn = static_cast<int64_t>(priv->size());
-    const int64_t pc = count_correct((*sets)[1].value("predictions", json()), *priv, "private test set");
-    const ProportionTest t = two_proportion_test(correct, n, pc, pn);
+  // 9. The private set.
+  if (n_private > 0) {
+    const int64_t pn = static_cast<int64_t>(n_private);
+    const int64_t pc = count_matches(*trained, all, n, all.size(), order);
+    const ProportionTest t = two_proportion_test(correct, nn, pc, pn);
     char line[256];
     std::snprintf(line, sizeof line,
-                  "private test set: %s (%lld/%lld, secret seed); public minus private %+.2f points, z = %.2f, "
-                  "one-sided p = %.3g",
+                  "private test set: %s (%lld/%lld, secret seed, interleaved with the public split); public minus "
+                  "private %+.2f points, z = %.2f, one-sided p = %.3g",
                   percent(t.p2).c_str(), static_cast<long long>(pc), static_cast<long long>(pn), 100 * t.gap, t.z,
                   t.p_value);
     r.facts.push_back(line);
@@ -241,6 +385,37 @@ void reevaluate_one(const ReevaluateOptions& o, const OfficialLookup& official, 
   } else {
     r.report["private"] = nullptr;
     r.facts.push_back("private test set: none (" + task_name + " data are downloaded, not generated)");
+  }
+
+  // 10. The predictions must come from the submitted weights: with freshly
+  //     initialised ones, the same code must not beat the majority class.
+  {
+    std::map<int32_t, int64_t> per_class;
+    for (int32_t label : all.labels) ++per_class[label];
+    int64_t majority = 0;
+    for (const auto& [label, count] : per_class) majority = std::max(majority, count);
+    const int64_t total = static_cast<int64_t>(all.size());
+    const double rate = static_cast<double>(majority) / static_cast<double>(total);
+    const int64_t fc = count_matches(*fresh, all, 0, all.size(), order);
+    const ProportionTest t = above_rate_test(fc, total, rate);
+    const bool flagged = t.p_value < o.significance;
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "freshly initialised weights: %s (%lld/%lld) against the majority-class rate %s, one-sided p = %.3g",
+                  percent(t.p1).c_str(), static_cast<long long>(fc), static_cast<long long>(total),
+                  percent(rate).c_str(), t.p_value);
+    r.facts.push_back(line);
+    if (flagged) {
+      char why[320];
+      std::snprintf(why, sizeof why,
+                    "predictions do not depend on the trained weights: with freshly initialised weights the plugin "
+                    "scores %s, above the majority-class rate %s (one-sided binomial p = %.3g < %.3g)",
+                    percent(t.p1).c_str(), percent(rate).c_str(), t.p_value, o.significance);
+      fail(why);
+    }
+    r.report["fresh_weights"] = {{"examples", total}, {"correct", fc}, {"accuracy", t.p1},
+                                 {"majority_class_rate", rate}, {"p_value", t.p_value},
+                                 {"significance", o.significance}, {"flagged", flagged}};
   }
 }
 
@@ -276,7 +451,7 @@ std::vector<RunReevaluation> reevaluate_bundle(const ReevaluateOptions& o, const
                 {"checked_at", utc_now()}};
     try {
       reevaluate_one(o, official, fs::absolute(run_dir), fs::absolute(o.out / plugin),
-                     fs::absolute(o.out / "scratch" / r.run), r);
+                     fs::absolute(o.out / "scratch" / r.run), fs::absolute(o.out / "logs"), r);
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::storage || e.kind() == ErrorKind::memory) throw;
       r.reasons.push_back(std::string("cannot re-evaluate: ") + e.what());

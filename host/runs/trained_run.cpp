@@ -119,19 +119,10 @@ RunRecord read_run_record(const std::filesystem::path& dir) {
   if (seed < 0) r.fail("seed", "negative: " + std::to_string(seed));
   run.seed = static_cast<uint64_t>(seed);
 
-  ModelConfig& m = run.model;
-  m.layers = r.integer("config.model.layers");
-  m.d_model = r.integer("config.model.d_model");
-  m.heads = r.integer("config.model.heads");
-  m.qkv_dim = r.integer("config.model.qkv_dim");
-  m.ffn_dim = r.integer("config.model.ffn_dim");
-  m.dropout = r.number("config.model.dropout");
-  m.attention_dropout = r.number("config.model.attention_dropout");
-  m.pooling = r.text("config.model.pooling");
-  m.positions = r.text("config.model.positions");
-  m.max_len = r.integer("config.model.max_len");
-  if (m.layers <= 0 || m.d_model <= 0 || m.heads <= 0 || m.max_len <= 0)
-    r.fail("config.model", "layers, d_model, heads and max_len must be positive, got " + r.at("config.model").dump());
+  // The model exactly as the run built it: config.model read back through the
+  // manifest's own field table (manifest/manifest.h config_manifest), so no
+  // field of the model (model.padding_mask was one) can be left out here.
+  run.model = config_manifest(r.at("config"), run.task, run.result_file.string()).model;
 
   for (const auto& [key, v] : r.object("task.data_params").items()) {
     if (v.is_boolean()) {
@@ -200,8 +191,8 @@ LoadedData load_run_data(const RunRecord& run, const LoadedPlugin& task, const s
   return data;
 }
 
-Classifier load_trained_classifier(const RunRecord& run, const LoadedPlugin& mixer, const lra::TaskInfo& info,
-                                   const torch::Device& device) {
+Classifier fresh_classifier(const RunRecord& run, const LoadedPlugin& mixer, const lra::TaskInfo& info,
+                            const torch::Device& device) {
   std::map<std::string, std::string> given;
   for (const auto& [key, v] : run.plugin_options.items()) given[key] = option_text(v);
   const lra::Params options = resolve_mixer_options(mixer, given);
@@ -209,6 +200,14 @@ Classifier load_trained_classifier(const RunRecord& run, const LoadedPlugin& mix
   // As `run` built it: mixers may draw fixed, non-trained tensors from the seed.
   torch::manual_seed(run.seed);
   Classifier model(spec, plugin_mixer_factory(mixer, options));
+  model->to(device);
+  model->eval();
+  return model;
+}
+
+Classifier load_trained_classifier(const RunRecord& run, const LoadedPlugin& mixer, const lra::TaskInfo& info,
+                                   const torch::Device& device) {
+  Classifier model = fresh_classifier(run, mixer, info, torch::kCPU);
   try {
     load_module(*model, run.model_file, device);
   } catch (const c10::Error& e) {

@@ -49,6 +49,12 @@ const LoadedPlugin& open_run_mixer(const RunRecord& run, const std::optional<std
 LoadedData load_run_data(const RunRecord& run, const LoadedPlugin& task, const std::optional<std::string>& data_dir,
                          int threads);
 
+// The classifier as `run` built it before training: the recorded
+// configuration, mixer options and seed, freshly initialised, on `device`,
+// in evaluation mode.
+Classifier fresh_classifier(const RunRecord& run, const LoadedPlugin& mixer, const lra::TaskInfo& info,
+                            const torch::Device& device);
+
 // The classifier as trained: rebuilt from the recorded configuration, mixer
 // options and seed, model.pt loaded onto `device`, in evaluation mode (no
 // dropout). A model.pt that does not fit is Error(data).

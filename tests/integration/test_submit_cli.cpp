@@ -54,11 +54,11 @@ TEST_F(SubmitCli, ATrueResultReevaluatesToTheSameAccuracyAndAPrivateSet) {
   const fs::path checked = d_.path() / "checked";
   auto v = lrahost("verify --reevaluate " + bundle.string() + " --out " + checked.string() + " --threads 2");
   ASSERT_EQ(v.code, 0) << v.output;
-  EXPECT_NE(v.output.find("listops-0: re-evaluated, valid"), std::string::npos) << v.output;
+  EXPECT_NE(v.output.find("listops-seed-0: re-evaluated, valid"), std::string::npos) << v.output;
   EXPECT_NE(v.output.find("on the same device and precision"), std::string::npos) << v.output;
   EXPECT_NE(v.output.find("private test set: "), std::string::npos) << v.output;
-  const json rep = json::parse(read_text(checked / "runs" / "listops-0" / "reevaluation.json"));
-  const json result = json::parse(read_text(checked / "runs" / "listops-0" / "result.json"));
+  const json rep = json::parse(read_text(checked / "runs" / "listops-seed-0" / "reevaluation.json"));
+  const json result = json::parse(read_text(checked / "runs" / "listops-seed-0" / "result.json"));
   EXPECT_EQ(rep["result_digest"], result["digest"]);
   EXPECT_EQ(rep["test"]["recomputed_accuracy"].get<double>(), result["metrics"]["test_accuracy"].get<double>());
   EXPECT_EQ(rep["test"]["examples"], result["task"]["examples"]["test"]);
@@ -123,46 +123,55 @@ TEST_F(SubmitCli, AModelTrainedOnThePublicTestSplitFailsThePrivateSet) {
 
 TEST_F(SubmitCli, PluginCodeCannotWriteOutsideTheScratchFolderOrOpenASocket) {
   const std::string plugin = fixture_plugin("fixture_escape");
-  // A folder the verifier's user can write (in the build tree).
-  const fs::path probe = fs::current_path() / ("escape-probe-" + std::to_string(getpid()));
+  // The plugin's compiled-in probe folder (tests/fixtures/CMakeLists.txt): it
+  // probes only while the folder exists.
+  const fs::path probe = LRA_ESCAPE_PROBE_DIR;
   fs::remove_all(probe);
   fs::create_directories(probe);
   struct Cleanup {
     fs::path p;
     ~Cleanup() { std::error_code ec; fs::remove_all(p, ec); }
   } cleanup{probe};
-  // Control: unconfined (during training) the probe does escape, so the check below can fail.
-  train(plugin, "escape", "", "LRA_ESCAPE_PROBE_DIR=" + probe.string());
-  ASSERT_FALSE(fs::is_empty(probe)) << "the probe plugin could not write even unconfined";
-  fs::remove_all(probe);
-  fs::create_directories(probe);
-
   const int server = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   ASSERT_EQ(bind(server, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  ASSERT_EQ(listen(server, 4), 0);
+  ASSERT_EQ(listen(server, 16), 0);
   socklen_t len = sizeof addr;
   getsockname(server, reinterpret_cast<sockaddr*>(&addr), &len);
   const std::string port = std::to_string(ntohs(addr.sin_port));
 
+  // Control: unconfined (during training) the probe does escape, so the checks below can fail.
+  train(plugin, "escape");
+  ASSERT_FALSE(fs::is_empty(probe)) << "the probe plugin could not write even unconfined";
+  fs::remove_all(probe);
+  fs::create_directories(probe);
+  fcntl(server, F_SETFL, O_NONBLOCK);
+  while (true) {  // the training's connections, so that only the sandbox's would be left
+    const int c = accept(server, nullptr, nullptr);
+    if (c < 0) break;
+    close(c);
+  }
+
   const fs::path bundle = d_.path() / "sub.tar";
   ASSERT_EQ(lrahost("submit " + (d_.path() / "runs" / "escape").string() + " --out " + bundle.string()).code, 0);
   const fs::path checked = d_.path() / "checked";
-  auto v = lrahost("verify --reevaluate " + bundle.string() + " --out " + checked.string() + " --threads 2",
-                   "LRA_ESCAPE_PROBE_DIR=" + probe.string() + " LRA_ESCAPE_PROBE_PORT=" + port);
+  auto v = lrahost("verify --reevaluate " + bundle.string() + " --out " + checked.string() + " --threads 2");
   EXPECT_EQ(v.code, 0) << v.output;  // the attempts fail; the evaluation itself is honest
   EXPECT_TRUE(fs::is_empty(probe)) << "a file was written outside the sandbox's scratch folder";
-  fcntl(server, F_SETFL, O_NONBLOCK);
   EXPECT_LT(accept(server, nullptr, nullptr), 0) << "the sandboxed plugin reached a socket on the host";
   close(server);
-  const json rep = json::parse(read_text(checked / "runs" / "escape" / "reevaluation.json"));
-  const std::string log = rep["sandbox"]["log_tail"];
+  // What the plugin printed stays in the maintainer's local log, never in reevaluation.json.
+  const std::string report = read_text(checked / "runs" / "listops-seed-0" / "reevaluation.json");
+  EXPECT_EQ(report.find("escape probe"), std::string::npos) << report;
+  const std::string log = read_text(checked / "logs" / "listops-seed-0-trained.log");
+  // The probe folder is not even there, nor /etc/shadow or /root; the
+  // sandbox's network namespace has no listener at all.
   EXPECT_NE(log.find("escape probe: write"), std::string::npos) << log;
-  EXPECT_NE(log.find("Read-only file system"), std::string::npos) << log;
-  // The sandbox's network namespace has only its own loopback: nothing listens there.
-  EXPECT_NE(log.find("escape probe: connect 127.0.0.1:" + port + ": "), std::string::npos) << log;
+  EXPECT_NE(log.find("escape probe: read /etc/shadow: No such file or directory"), std::string::npos) << log;
+  EXPECT_NE(log.find("escape probe: list /root: No such file or directory"), std::string::npos) << log;
+  EXPECT_NE(log.find("escape probe: listeners on 127.0.0.1: 0"), std::string::npos) << log;
   EXPECT_EQ(log.find("succeeded"), std::string::npos) << log;
 }
 
@@ -292,7 +301,7 @@ TEST_F(SubmitCli, SmokeSubmissionEndToEndShowsItsCheckLevelsInChromium) {
   auto v = lrahost("verify --reevaluate " + bundle.string() + " --out " + checked.string() + " --threads 2 " +
                    "--trusted-keys " + keys.string());
   ASSERT_EQ(v.code, 0) << v.output;
-  EXPECT_EQ(json::parse(read_text(checked / "runs" / "listops-0" / "reevaluation.json"))["signed_by"], id);
+  EXPECT_EQ(json::parse(read_text(checked / "runs" / "listops-seed-0" / "reevaluation.json"))["signed_by"], id);
   const fs::path site = d_.path() / "site";
   auto lb = lrahost("leaderboard " + checked.string() + " --out " + site.string());
   ASSERT_EQ(lb.code, 0) << lb.output;
@@ -305,7 +314,7 @@ TEST_F(SubmitCli, SmokeSubmissionEndToEndShowsItsCheckLevelsInChromium) {
 
   // A re-evaluation report moved beside another result says nothing about it.
   const fs::path other = train("transformer", "listops-1", "--set train.steps=31");
-  fs::copy_file(checked / "runs" / "listops-0" / "reevaluation.json", other / "reevaluation.json");
+  fs::copy_file(checked / "runs" / "listops-seed-0" / "reevaluation.json", other / "reevaluation.json");
   auto moved = lrahost("leaderboard " + other.string() + " --out " + (d_.path() / "site2").string());
   ASSERT_EQ(moved.code, 0) << moved.output;
   EXPECT_NE(read_text(d_.path() / "site2" / "leaderboard.md").find("re-evaluated another result"), std::string::npos);

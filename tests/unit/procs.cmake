@@ -3,4 +3,4 @@
 # share, and dropout masks that do not depend on how the batch is split.
 lra_unit_test(test_procs
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_procs.cpp
-  LIBS lra_host_runs TORCH_PCH LABELS unit adversarial)
+  LIBS lra_host_runs TORCH_PCH LABELS "unit;adversarial")

@@ -3,3 +3,19 @@
 lra_unit_test(test_reevaluation
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_reevaluation.cpp
   LIBS lra_host_reevaluation TORCH_PCH)
+
+# Issue 31, "no flooding": bundle bombs, repeated runs and oversized data
+# parameters refused before anything is written or generated.
+lra_unit_test(test_flooding
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_flooding.cpp
+  LIBS lra_host_bundle lra_host_data_params_check LABELS "unit;adversarial")
+# The sandbox and reading what untrusted code wrote, attacked (issue 31): each
+# test runs a hostile command or plants a file and checks it is stopped, with
+# an honest case beside it. Runs the real lrahost inside, so it needs it built.
+lra_unit_test(test_sandbox
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_sandbox.cpp ${CMAKE_CURRENT_LIST_DIR}/test_untrusted_file.cpp
+  LIBS lra_host_sandbox lra_host_common
+  LABELS unit adversarial)
+add_dependencies(test_sandbox lrahost fixture_honest)
+target_compile_definitions(test_sandbox PRIVATE LRAHOST_BIN="$<TARGET_FILE:lrahost>"
+                           LRA_FIXTURE_PLUGIN_DIR="${LRA_FIXTURE_PLUGIN_DIR}")

@@ -3,9 +3,6 @@
 // the sandbox confines what runs in it, and the statistics are right.
 #include <archive.h>
 #include <archive_entry.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -18,7 +15,6 @@
 #include "reevaluation/bundle.h"
 #include "reevaluation/inputs_file.h"
 #include "reevaluation/private_set.h"
-#include "reevaluation/sandbox.h"
 
 namespace lra::host {
 namespace {
@@ -73,11 +69,18 @@ struct RawTar {
   }
 };
 
+// bundle.json for one run "r1" whose files are `files` (name -> bytes); the
+// run's plugin is the one `files` holds, else a name no file has.
 json index_for(const std::map<std::string, std::string>& files) {
-  json listed = json::object();
-  for (const auto& [name, bytes] : files) listed[name] = sha256_hex(bytes);
-  return {{"schema", kBundleSchema}, {"runs", json::array({{{"dir", "r1"}, {"plugin", "plugins/x.so"}}})},
-          {"files", listed}};
+  json listed = json::object(), sizes = json::object();
+  std::string plugin = "plugins/" + std::string(64, 'f') + ".so";
+  for (const auto& [name, bytes] : files) {
+    listed[name] = sha256_hex(bytes);
+    sizes[name] = bytes.size();
+    if (name.rfind("plugins/", 0) == 0) plugin = name;
+  }
+  return {{"schema", kBundleSchema}, {"runs", json::array({{{"dir", "r1"}, {"plugin", plugin}}})},
+          {"files", listed}, {"sizes", sizes}};
 }
 
 TEST(Bundle, RoundTripKeepsEveryByteAndTheIndex) {
@@ -113,40 +116,78 @@ TEST(Bundle, RefusesNamesTypesAndContentItDoesNotExpect) {
     std::function<void(RawTar&)> fill;
     const char* message;
   };
-  const std::string good = "{}";
+  const std::string good = "{}", model = "m", code = "code";
+  const std::string plugin = "plugins/" + sha256_hex(code) + ".so";
+  const std::map<std::string, std::string> run = {
+      {"runs/r1/result.json", good}, {"runs/r1/model.pt", model}, {plugin, code}};
+  const std::string index = index_for(run).dump();
   const std::vector<Case> cases = {
-      {"parent path", [&](RawTar& t) { t.add("../evil.txt", "x"); }, "not a name a bundle may hold"},
-      {"absolute path", [&](RawTar& t) { t.add("/etc/evil", "x"); }, "not a name a bundle may hold"},
-      {"hidden run folder", [&](RawTar& t) { t.add("runs/../x/result.json", "x"); }, "not a name a bundle may hold"},
-      {"symlink", [&](RawTar& t) { t.add("runs/r1/model.pt", "", AE_IFLNK, "/etc/passwd"); }, "not a regular file"},
+      {"parent path", [&](RawTar& t) { t.add("bundle.json", index); t.add("../evil.txt", "x"); },
+       "not a name a bundle may hold"},
+      {"absolute path", [&](RawTar& t) { t.add("bundle.json", index); t.add("/etc/evil", "x"); },
+       "not a name a bundle may hold"},
+      {"hidden run folder", [&](RawTar& t) { t.add("bundle.json", index); t.add("runs/../x/result.json", "x"); },
+       "not a name a bundle may hold"},
+      {"symlink",
+       [&](RawTar& t) {
+         t.add("bundle.json", index);
+         t.add("runs/r1/model.pt", "", AE_IFLNK, "/etc/passwd");
+       },
+       "not a regular file"},
       {"duplicate",
        [&](RawTar& t) {
-         t.add("bundle.json", index_for({{"runs/r1/result.json", good}}).dump());
+         t.add("bundle.json", index);
          t.add("runs/r1/result.json", good);
          t.add("runs/r1/result.json", good);
        },
        "appears twice"},
       {"unlisted file",
        [&](RawTar& t) {
-         t.add("bundle.json", index_for({}).dump());
-         t.add("runs/r1/result.json", good);
+         t.add("bundle.json", index);
+         t.add("runs/r2/result.json", good);
        },
        "is not listed in bundle.json"},
       {"hash mismatch",
        [&](RawTar& t) {
-         t.add("bundle.json", index_for({{"runs/r1/result.json", good}}).dump());
-         t.add("runs/r1/result.json", "{\"edited\":true}");
+         t.add("bundle.json", index);
+         t.add("runs/r1/result.json", "[]");  // the listed size, other bytes
        },
        "bundle.json says"},
-      {"listed but absent", [&](RawTar& t) { t.add("bundle.json", index_for({{"runs/r1/model.pt", "m"}}).dump()); },
+      {"listed but absent",
+       [&](RawTar& t) {
+         t.add("bundle.json", index);
+         t.add("runs/r1/result.json", good);
+       },
        "which the archive does not hold"},
       {"plugin named by another hash",
        [&](RawTar& t) {
          const std::string name = "plugins/" + std::string(64, 'a') + ".so";
-         t.add(name, "code");
+         t.add("bundle.json", index_for({{"runs/r1/result.json", good}, {"runs/r1/model.pt", model}, {name, code}}).dump());
+         t.add(name, code);
        },
        "named by a SHA-256 its bytes do not have"},
-      {"no index", [&](RawTar& t) { t.add("runs/r1/result.json", good); }, "no bundle.json"},
+      {"a file of no run listed",
+       [&](RawTar& t) {
+         json idx = index_for(run);
+         idx["files"]["runs/r9/result.json"] = sha256_hex(good);
+         idx["sizes"]["runs/r9/result.json"] = good.size();
+         t.add("bundle.json", idx.dump());
+       },
+       "which is not a file of a run it lists"},
+      {"no sizes",
+       [&](RawTar& t) {
+         json idx = index_for(run);
+         idx.erase("sizes");
+         t.add("bundle.json", idx.dump());
+       },
+       "'sizes' must be an object"},
+      {"no index", [&](RawTar& t) { t.add("runs/r1/result.json", good); }, "no bundle.json as its first entry"},
+      {"index not first",
+       [&](RawTar& t) {
+         t.add("runs/r1/result.json", good);
+         t.add("bundle.json", index);
+       },
+       "no bundle.json as its first entry"},
       {"index not json", [&](RawTar& t) { t.add("bundle.json", "{not json"); }, "not valid JSON"},
   };
   for (const auto& c : cases) {
@@ -160,6 +201,10 @@ TEST(Bundle, RefusesNamesTypesAndContentItDoesNotExpect) {
       EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << c.what << ": " << e.what();
     }
     EXPECT_FALSE(fs::exists(t.path / "evil.txt")) << c.what;
+    // A refused bundle leaves nothing behind: no destination, no staging folder.
+    std::vector<std::string> left;
+    for (const auto& e : fs::directory_iterator(t.path)) left.push_back(e.path().filename().string());
+    EXPECT_EQ(left, std::vector<std::string>{"b.tar"}) << c.what;
   }
   Tmp t;
   write(t.path / "not.tar", "plain text, not an archive");
@@ -215,68 +260,6 @@ TEST(PrivateSet, ScalesTheGeneratorsSizeKeysAndReplacesOnlyTheSeed) {
   // A downloaded task (its seed only picks subsets) has no private set.
   const lra::Params text = {{"train_examples", int64_t{0}}, {"eval_examples", int64_t{0}}, {"seed", int64_t{0}}};
   EXPECT_FALSE(private_set_params(text, 7, 2000));
-}
-
-class SandboxTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (auto why = sandbox_unavailable()) GTEST_SKIP() << *why;
-  }
-};
-
-TEST_F(SandboxTest, OnlyTheScratchFolderIsWritable) {
-  Tmp outside(false), scratch;
-  const std::string cmd = "echo in > " + (scratch.path / "ok").string() + "; echo out > " +
-                          (outside.path / "escaped").string() + " 2>&1 || echo refused; ";
-  const auto o = run_in_sandbox({"/bin/sh", "-c", cmd}, scratch.path, SandboxLimits{1ll << 30, 60, false});
-  EXPECT_EQ(o.exit_code, 0) << o.log_tail;
-  EXPECT_TRUE(fs::exists(scratch.path / "ok"));
-  EXPECT_FALSE(fs::exists(outside.path / "escaped"));
-  EXPECT_NE(o.log_tail.find("Read-only file system"), std::string::npos) << o.log_tail;
-  // The same command unconfined does write there: the check above can fail.
-  const auto free = run_in_sandbox({"/bin/sh", "-c", cmd}, scratch.path, SandboxLimits{1ll << 30, 60, false}, false);
-  EXPECT_EQ(free.exit_code, 0);
-  EXPECT_TRUE(fs::exists(outside.path / "escaped"));
-}
-
-TEST_F(SandboxTest, HasNoNetwork) {
-  // A listener on the host's loopback, which the sandboxed process must not reach.
-  const int server = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(bind(server, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  ASSERT_EQ(listen(server, 4), 0);
-  socklen_t len = sizeof addr;
-  getsockname(server, reinterpret_cast<sockaddr*>(&addr), &len);
-  const std::string port = std::to_string(ntohs(addr.sin_port));
-  Tmp scratch;
-  // bash's /dev/tcp opens a real TCP connection.
-  const std::string cmd = "exec 3<>/dev/tcp/127.0.0.1/" + port + " && echo connected || echo no-connection";
-  const auto o = run_in_sandbox({"/bin/bash", "-c", cmd}, scratch.path, SandboxLimits{1ll << 30, 60, false});
-  EXPECT_NE(o.log_tail.find("no-connection"), std::string::npos) << o.log_tail;
-  const auto free = run_in_sandbox({"/bin/bash", "-c", cmd}, scratch.path, SandboxLimits{1ll << 30, 60, false}, false);
-  EXPECT_NE(free.log_tail.find("connected"), std::string::npos) << free.log_tail;
-  close(server);
-}
-
-TEST_F(SandboxTest, TimeAndMemoryLimitsStopTheProcess) {
-  Tmp scratch;
-  const auto slow = run_in_sandbox({"/bin/sleep", "30"}, scratch.path, SandboxLimits{1ll << 30, 1, false});
-  EXPECT_TRUE(slow.timed_out);
-  EXPECT_NE(slow.exit_code, 0);
-#ifdef __SANITIZE_ADDRESS__
-  // An AddressSanitizer build sets no address-space limit (reevaluation/sandbox.cpp).
-  GTEST_SKIP() << "no memory limit to test in an AddressSanitizer build";
-#endif
-  // 256 MiB of address space: a shell holding a 400 MB string cannot.
-  const auto grab = run_in_sandbox({"/bin/sh", "-c", "x=$(head -c 400000000 /dev/zero | tr '\\0' a); echo ${#x}"},
-                                   scratch.path, SandboxLimits{256ll << 20, 60, false});
-  EXPECT_NE(grab.exit_code, 0) << grab.log_tail;
-  const auto small = run_in_sandbox({"/bin/sh", "-c", "x=$(head -c 4000000 /dev/zero | tr '\\0' a); echo ${#x}"},
-                                    scratch.path, SandboxLimits{256ll << 20, 60, false});
-  EXPECT_EQ(small.exit_code, 0) << small.log_tail;
-  EXPECT_NE(small.log_tail.find("4000000"), std::string::npos) << small.log_tail;
 }
 
 }  // namespace

@@ -1,0 +1,164 @@
+// Issue 31: re-evaluation that honest work always passes and the judged code
+// cannot fool. Honest tiny runs of every task and of every built-in mixer
+// family re-evaluate as valid (the model is rebuilt from the recorded
+// configuration through the manifest's own field table: padding_mask and any
+// later field included); a plugin that answers from the inputs without its
+// weights is caught by the fresh-weights pass; the verifier counts the
+// parameters itself.
+#include <filesystem>
+#include <set>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "../support/data_fixtures.h"
+#include "cli_harness.h"
+#include "results/result.h"
+
+namespace lra::test {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+bool sandbox_works() { return std::system("bwrap --ro-bind / / --unshare-all true >/dev/null 2>&1") == 0; }
+
+class ReevaluateCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!sandbox_works()) GTEST_SKIP() << "bubblewrap cannot create a sandbox here (apt-get install bubblewrap)";
+  }
+  // A few steps of the smoke preset: enough for a real result and model.pt.
+  fs::path train(const std::string& plugin, const std::string& task, const std::string& name,
+                 const std::string& extra = "") {
+    const fs::path out = d_.path() / "runs" / name;
+    const auto o = lrahost("run --plugin " + plugin + " --task " + task + " --preset smoke --threads 2 --seed 0 " +
+                           "--data-dir " + (d_.path() / "data").string() + " --out " + out.string() + " " + extra);
+    EXPECT_EQ(o.code, 0) << o.output;
+    return out;
+  }
+  // submit the runs folder, re-evaluate it; returns the verify output.
+  Outcome submit_and_reevaluate(const fs::path& checked) {
+    const fs::path bundle = d_.path() / "sub.tar";
+    fs::remove(bundle);
+    auto s = lrahost("submit " + (d_.path() / "runs").string() + " --out " + bundle.string());
+    EXPECT_EQ(s.code, 0) << s.output;
+    return lrahost("verify --reevaluate " + bundle.string() + " --out " + checked.string() + " --threads 2 --data-dir " +
+                   (d_.path() / "data").string());
+  }
+  TempDir d_;
+};
+
+const char* kFewSteps = "--set train.steps=4 --set train.eval_every=4 --set train.warmup=2 --set train.steps_per_cycle=4";
+
+TEST_F(ReevaluateCli, AnHonestResultOfEverySixTasksReevaluatesValid) {
+  // One data folder for all six: the release layouts of the downloaded tasks
+  // side by side, the generated tasks generated under it on first use.
+  const fs::path data = d_.path() / "data";
+  write_imdb_fixture(data, 30, 20, 1);
+  write_aan_fixture(data, 64, 16, 24, 2);
+  write_cifar_fixture(data, 20, 30, 3);
+  const std::vector<std::pair<std::string, std::string>> tasks = {
+      {"listops", "--set data.test_size=200"},
+      {"text", ""},
+      {"retrieval", ""},
+      {"image", ""},
+      {"pathfinder", "--set data.images=400"},
+      {"pathx", "--set train.batch_size=2 --set train.eval_batch_size=2"}};
+  for (const auto& [task, extra] : tasks) {
+    SCOPED_TRACE(task);
+    train("transformer", task, task, std::string(kFewSteps) + " " + extra);
+  }
+  // The image tasks record LRA's zero-pixel mask: the field the old re-evaluation dropped.
+  for (const std::string task : {"image", "pathfinder", "pathx"})
+    EXPECT_EQ(json::parse(read_text(d_.path() / "runs" / task / "result.json"))["config"]["model"]["padding_mask"],
+              "nonzero_tokens");
+  const fs::path checked = d_.path() / "checked";
+  auto v = submit_and_reevaluate(checked);
+  EXPECT_EQ(v.code, 0) << v.output;
+  for (const auto& [task, extra] : tasks) {
+    (void)extra;
+    SCOPED_TRACE(task);
+    // submit names each run by its task and seed.
+    const std::string run = task + "-seed-0";
+    EXPECT_NE(v.output.find(run + ": re-evaluated, valid"), std::string::npos) << v.output;
+    const json rep = json::parse(read_text(checked / "runs" / run / "reevaluation.json"));
+    EXPECT_TRUE(rep["valid"].get<bool>()) << rep.dump(2);
+    EXPECT_FALSE(rep["fresh_weights"]["flagged"].get<bool>()) << rep.dump(2);
+    EXPECT_TRUE(rep["test"]["same_device_and_precision"].get<bool>()) << rep.dump(2);
+    EXPECT_EQ(rep.dump().find("log_tail"), std::string::npos) << rep.dump(2);
+    const json result = json::parse(read_text(checked / "runs" / run / "result.json"));
+    EXPECT_EQ(rep["test"]["recomputed_accuracy"].get<double>(), result["metrics"]["test_accuracy"].get<double>());
+    EXPECT_EQ(rep["parameters"]["reference"], result["rules"]["reference_params"]);
+    EXPECT_LE(rep["parameters"]["counted"].get<int64_t>(), rep["parameters"]["budget"].get<int64_t>());
+    EXPECT_GT(rep["parameters"]["counted"].get<int64_t>(), 0);
+  }
+}
+
+TEST_F(ReevaluateCli, AnHonestResultOfEveryBuiltInMixerFamilyReevaluatesValid) {
+  std::vector<std::string> plugins;
+  for (const auto& e : fs::directory_iterator(fs::path(LRA_PLUGIN_DIR)))
+    if (e.path().filename().string().rfind("lra_mixer_", 0) == 0)
+      plugins.push_back(e.path().stem().string().substr(std::string("lra_mixer_").size()));
+  ASSERT_GE(plugins.size(), 12u);
+  for (const auto& p : plugins) {
+    SCOPED_TRACE(p);
+    train(p, "listops", p, std::string(kFewSteps) + " --set data.test_size=100");
+  }
+  const fs::path checked = d_.path() / "checked";
+  auto v = submit_and_reevaluate(checked);
+  EXPECT_EQ(v.code, 0) << v.output;
+  // One valid report per plugin (the runs share task and seed, so submit numbers them).
+  std::set<std::string> valid;
+  for (const auto& e : fs::directory_iterator(checked / "runs")) {
+    const json rep = json::parse(read_text(e.path() / "reevaluation.json"));
+    const json result = json::parse(read_text(e.path() / "result.json"));
+    EXPECT_TRUE(rep["valid"].get<bool>()) << e.path() << "\n" << rep.dump(2);
+    if (rep["valid"].get<bool>()) valid.insert(result["plugin"]["name"].get<std::string>());
+  }
+  EXPECT_EQ(valid.size(), plugins.size()) << v.output;
+}
+
+// The attack of issue 31: the plugin's library constructor answers ListOps
+// from the inputs and exits before model.pt is loaded; the submitter writes
+// 100% into the result and re-seals it. Every number agrees, but the same
+// code with freshly initialised weights scores just as well.
+TEST_F(ReevaluateCli, AdversarialPredictionsThatIgnoreTheWeightsAreCaught) {
+  const fs::path run = train(fixture_plugin("fixture_oracle"), "listops", "oracle",
+                             std::string(kFewSteps) + " --set data.test_size=200");
+  json r = json::parse(read_text(run / "result.json"));
+  r["metrics"]["test_accuracy"] = 1.0;
+  r.erase("digest");
+  r.erase("signature");
+  lra::host::write_result(run, lra::host::seal(r));
+  const fs::path checked = d_.path() / "checked";
+  auto v = submit_and_reevaluate(checked);
+  EXPECT_EQ(v.code, 4) << v.output;
+  EXPECT_NE(v.output.find("predictions do not depend on the trained weights"), std::string::npos) << v.output;
+  // The accuracy itself matched: the fresh-weights pass is what caught it.
+  EXPECT_EQ(v.output.find("metrics.test_accuracy is"), std::string::npos) << v.output;
+  const json rep = json::parse(read_text(checked / "runs" / "listops-seed-0" / "reevaluation.json"));
+  EXPECT_TRUE(rep["fresh_weights"]["flagged"].get<bool>()) << rep.dump(2);
+  // What the plugin printed stays in the maintainer's local log, not in the report.
+  EXPECT_EQ(rep.dump().find("oracle:"), std::string::npos) << rep.dump(2);
+  EXPECT_NE(read_text(checked / "logs" / "listops-seed-0-trained.log").find("oracle: answered"), std::string::npos);
+}
+
+// A result that claims a smaller reference model (and so a larger budget
+// share) is refused: the verifier counts both models itself.
+TEST_F(ReevaluateCli, AdversarialASelfReportedBudgetIsRecountedFromTheWeights) {
+  const fs::path run = train("transformer", "listops", "budget", std::string(kFewSteps) + " --set data.test_size=100");
+  json r = json::parse(read_text(run / "result.json"));
+  r["rules"]["reference_params"] = 1000000000000;
+  r["rules"]["param_budget"] = 1100000000000;
+  r.erase("digest");
+  r.erase("signature");
+  lra::host::write_result(run, lra::host::seal(r));
+  auto v = submit_and_reevaluate(d_.path() / "checked");
+  EXPECT_EQ(v.code, 4) << v.output;
+  EXPECT_NE(v.output.find("rules.reference_params is 1000000000000, the reference Transformer of the recorded "
+                          "configuration has"), std::string::npos) << v.output;
+}
+
+}  // namespace
+}  // namespace lra::test
