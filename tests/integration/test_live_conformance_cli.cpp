@@ -43,7 +43,13 @@ class LiveConformance : public ::testing::Test {
                    " --out " + out().string() + " " + extra);
   }
   fs::path out() const { return dir_.path() / "run"; }
-  // What a refused run leaves: run.log (ending with the reason), no result, no weights.
+  // A shorter schedule for the tests that need the whole run (warmup + decay within the steps).
+std::string steps(int n) {
+  return "--set train.steps=" + std::to_string(n) + " --set train.warmup=" + std::to_string(n / 5) +
+         " --set train.decay_steps=" + std::to_string(n / 5) + " ";
+}
+
+// What a refused run leaves: run.log (ending with the reason), no result, no weights.
   void expect_nothing_kept(const Outcome& o) {
     EXPECT_FALSE(fs::exists(out() / "forgetting.json")) << o.output;
     EXPECT_FALSE(fs::exists(out() / "forgetting.svg"));
@@ -71,7 +77,7 @@ TEST_F(LiveConformance, MixerLeakingTheNextTokenAfter50CallsIsCaughtDuringTraini
 // the measurement's longer samples: training never sees it, the measured
 // batches do (32 lengths, ~24 of them long enough, half the batches checked).
 TEST_F(LiveConformance, MixerLeakingOnlyOnMeasuredLengthsIsCaughtDuringTheMeasurementWithTheBatch) {
-  const Outcome o = forget(kLateLeak, "--set mixer.after=0 --set mixer.min_len=129 --set train.steps=30 --granularity 32");
+  const Outcome o = forget(kLateLeak, steps(30) + "--set mixer.after=0 --set mixer.min_len=129 --granularity 32");
   ASSERT_EQ(o.code, 3) << o.output;
   EXPECT_NE(o.output.find("live causal checks during training:"), std::string::npos) << o.output;
   EXPECT_TRUE(std::regex_search(o.output, std::regex("plugin 'fixture_late_leak' failed the conformance check 'causal' "
@@ -83,7 +89,7 @@ TEST_F(LiveConformance, MixerLeakingOnlyOnMeasuredLengthsIsCaughtDuringTheMeasur
 // Both directions: the same plugin whose switch lies beyond the run's calls
 // is an honest causal attention and passes, checks recorded.
 TEST_F(LiveConformance, LateLeakMixerWhoseSwitchIsBeyondTheRunPasses) {
-  const Outcome o = forget(kLateLeak, "--set mixer.after=1000000000 --set train.steps=100 --granularity 16");
+  const Outcome o = forget(kLateLeak, steps(100) + "--set mixer.after=1000000000 --granularity 16");
   ASSERT_EQ(o.code, 0) << o.output;
   const json j = json::parse(read_text(out() / "forgetting.json"));
   const json& c = j.at("conformance").at("live_causal");
@@ -100,7 +106,7 @@ TEST_F(LiveConformance, LateLeakMixerWhoseSwitchIsBeyondTheRunPasses) {
 TEST_F(LiveConformance, BuiltInCausalS4dAndMamba2PassWithTheLiveChecks) {
   for (const std::string plugin : {"s4d", "mamba2"}) {
     fs::remove_all(out());
-    const Outcome o = forget(plugin, "--set train.steps=60 --granularity 16");
+    const Outcome o = forget(plugin, steps(60) + "--granularity 16");
     ASSERT_EQ(o.code, 0) << plugin << "\n" << o.output;
     const json j = json::parse(read_text(out() / "forgetting.json"));
     const json& c = j.at("conformance").at("live_causal");

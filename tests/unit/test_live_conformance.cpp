@@ -39,8 +39,8 @@ LiveCausalOptions options(double probability, const std::vector<int32_t>* t) {
 // Outputs [B, T, 4] from a fixed embedding of each token: causal (running
 // sum) or reading ahead (the token `ahead` positions later, clamped at the end).
 at::Tensor embed(const at::Tensor& ids) {
-  return torch::stack({ids.to(torch::kFloat), (ids * 7 % 13).to(torch::kFloat), torch::ones_like(ids, torch::kFloat),
-                       (ids % 2).to(torch::kFloat)}, -1);
+  return torch::stack({ids.to(torch::kFloat), (ids * 7).remainder(13).to(torch::kFloat), torch::ones_like(ids, torch::kFloat),
+                       ids.remainder(2).to(torch::kFloat)}, -1);
 }
 at::Tensor causal_model(const at::Tensor& ids) { return embed(ids).cumsum(1); }
 TokenModel reading_ahead(int64_t ahead) {
@@ -169,17 +169,16 @@ forgetting::LmTrainOptions train_options(int64_t steps) {
 class LateLeak final : public lra::Mixer {
  public:
   LateLeak(const lra::MixerSpec& s, int64_t after, int64_t* calls)
-      : inner_(register_module("inner", std::dynamic_pointer_cast<torch::nn::Module>(make_reference_attention(s)))),
-        after_(after), calls_(calls) {}
+      : inner_(register_module("inner", make_reference_attention(s))), after_(after), calls_(calls) {}
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask) override {
-    auto y = std::dynamic_pointer_cast<lra::Mixer>(inner_)->forward(x, mask);
+    auto y = inner_->forward(x, mask);
     if (++*calls_ <= after_) return y;
     const int64_t L = x.size(1);
     return torch::cat({y.narrow(1, 0, L - 1) + x.narrow(1, 1, L - 1), y.narrow(1, L - 1, 1)}, 1);
   }
 
  private:
-  std::shared_ptr<torch::nn::Module> inner_;
+  std::shared_ptr<lra::Mixer> inner_;
   int64_t after_;
   int64_t* calls_;
 };
