@@ -43,10 +43,11 @@ class LiveConformance : public ::testing::Test {
                    " --out " + out().string() + " " + extra);
   }
   fs::path out() const { return dir_.path() / "run"; }
-  // A shorter schedule for the tests that need the whole run (warmup + decay within the steps).
+  // A shorter schedule for the tests that need the whole run (warmup + decay shortened first:
+// overrides apply in order, and warmup + decay must fit in the steps).
 std::string steps(int n) {
-  return "--set train.steps=" + std::to_string(n) + " --set train.warmup=" + std::to_string(n / 5) +
-         " --set train.decay_steps=" + std::to_string(n / 5) + " ";
+  return "--set train.warmup=" + std::to_string(n / 5) + " --set train.decay_steps=" + std::to_string(n / 5) +
+         " --set train.steps=" + std::to_string(n) + " ";
 }
 
 // What a refused run leaves: run.log (ending with the reason), no result, no weights.
