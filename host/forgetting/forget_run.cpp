@@ -205,6 +205,34 @@ PluginLM build_plugin_lm(const ForgetArgs& a, const PluginForget& p, spdlog::log
   return lm;
 }
 
+// The live 'causal' checks (plugins/conformance.h, docs/forgetting.md#live-conformance-checks).
+// Half of the measured batches: the measurement is ~1% of an official run's
+// compute, so checking half of it costs little and a leak that lasts a few
+// batches is caught. Tolerances relative to the logits' scale.
+constexpr double kMeasureSpotCheckProbability = 0.5;
+constexpr double kFloat32Tolerance = 1e-4, kBf16Tolerance = 3e-2;
+
+LiveCausalOptions spot_check_options(const PluginForget& p, const char* phase, double probability,
+                                     const std::vector<int32_t>& text, bool bf16) {
+  LiveCausalOptions o;
+  o.plugin = p.mixer->descriptor.name;
+  o.phase = phase;
+  o.probability = probability;
+  o.relative_tolerance = bf16 ? kBf16Tolerance : kFloat32Tolerance;
+  o.text = &text;
+  return o;
+}
+
+nlohmann::json spot_check_json(const LiveCausalCheck& c) {
+  const LiveCausalStats& s = c.stats();
+  return {{"probability", c.options().probability},
+          {"calls", s.calls},
+          {"checks", s.checks},
+          {"relative_tolerance", c.options().relative_tolerance},
+          {"max_difference_over_tolerance", s.max_ratio},
+          {"seconds", s.seconds}};
+}
+
 // What forgetting.json's "model" says of the trained plugin LM.
 nlohmann::json plugin_model_json(const PluginForget& p, const PluginLM& lm, const LmTrainResult& tr) {
   const LoadedPlugin& mixer = *p.mixer;
@@ -291,18 +319,44 @@ ForgetOutcome forget_plugin(const ForgetArgs& a, const PluginForget& p, spdlog::
   topts.device = device;
   topts.bf16 = bf16;
   topts.live_progress = isatty(STDERR_FILENO);
+  LiveCausalCheck train_check(
+      spot_check_options(p, "during training", kTrainingSpotCheckProbability, streams.train, bf16));
+  topts.spot_check = &train_check;
   const LmTrainResult tr = train_causal_lm(lm.model, streams.train, streams.held_out, topts, log);
+  log.info("live causal checks during training: {} of {} steps checked, passed (largest difference {:.3g} of the "
+           "tolerance; {:.2f} s, {:.1f}% of the training time)",
+           train_check.stats().checks, train_check.stats().calls, train_check.stats().max_ratio,
+           train_check.stats().seconds, 100.0 * train_check.stats().seconds / std::max(tr.train_seconds, 1e-9));
   save_module(*lm.model, r.out / "model.pt");
 
   lm.model->eval();
   const auto t0 = Clock::now();
-  r.curve = measure_curve(
-      [&](const at::Tensor& ids) {
-        torch::NoGradGuard no_grad;
-        CudaBf16Autocast autocast(bf16);
-        return lm.model->forward(ids.to(device)).argmax(-1).to(at::kCPU);
-      },
-      streams.test, p.measure, [&](const CurvePoint& pt, size_t i, size_t n) { log_point(log, pt, i, n); });
+  LiveCausalCheck measure_check(
+      spot_check_options(p, "during the measurement", kMeasureSpotCheckProbability, streams.test, bf16));
+  int64_t batch = 0;
+  try {
+    r.curve = measure_curve(
+        [&](const at::Tensor& ids) {
+          torch::NoGradGuard no_grad;
+          CudaBf16Autocast autocast(bf16);
+          const auto x = ids.to(device);
+          const TokenModel logits = [&](const at::Tensor& in) { return lm.model->forward(in); };
+          ++batch;
+          return (measure_check.due() ? measure_check.run(logits, x, "at batch " + std::to_string(batch)) : logits(x))
+              .argmax(-1)
+              .to(at::kCPU);
+        },
+        streams.test, p.measure, [&](const CurvePoint& pt, size_t i, size_t n) { log_point(log, pt, i, n); });
+  } catch (const ConformanceFailure&) {
+    // The model broke its promise: nothing of it is kept (run.log says why).
+    std::error_code ec;
+    fs::remove(r.out / "model.pt", ec);
+    throw;
+  }
+  log.info("live causal checks during the measurement: {} of {} batches checked, passed (largest difference {:.3g} "
+           "of the tolerance; {:.2f} s)",
+           measure_check.stats().checks, measure_check.stats().calls, measure_check.stats().max_ratio,
+           measure_check.stats().seconds);
   const double measure_s = seconds_since(t0);
   r.curve.label = p.mixer->descriptor.name;
   r.curve.train_length = p.manifest.model.max_len;
@@ -319,6 +373,9 @@ ForgetOutcome forget_plugin(const ForgetArgs& a, const PluginForget& p, spdlog::
       {"host", host_json()},
       {"system", system_info()},
       {"timing", plugin_timing_json(p, tr, measure_s, device)},
+      // The live causal checks that passed (their schedule is secret, so not recorded).
+      {"conformance", {{"live_causal", {{"training", spot_check_json(train_check)},
+                                        {"measurement", spot_check_json(measure_check)}}}}},
       {"command_line", a.command_line},
       {"finished_at", utc_now()},
   };

@@ -68,12 +68,14 @@ class NextTokenObjective final : public TrainingObjective {
                      const LmTrainOptions& o, int64_t windows, LmTrainResult& r)
       : model_(model), train_(train), test_(test), o_(o), order_(windows, static_cast<uint64_t>(o.train.seed)), r_(r) {}
 
-  void start(int64_t) override {}
+  void start(int64_t updates_done) override { step_ = updates_done; }
 
   void accumulate_gradients(TrainWindow& w) override {
+    ++step_;
     auto starts = order_.next(o_.train.batch_size);
     for (auto& s : starts) s *= o_.seq_len;
     auto batch = gather_windows(train_, starts, o_.seq_len + 1).to(o_.device, /*non_blocking=*/true);
+    if (o_.spot_check && o_.spot_check->due()) spot_check(batch.narrow(1, 0, o_.seq_len));
     at::Tensor loss;
     {
       CudaBf16Autocast autocast(o_.bf16 && o_.device.is_cuda());
@@ -86,6 +88,27 @@ class NextTokenObjective final : public TrainingObjective {
   }
 
   bool has_accuracy() const override { return false; }
+
+  // The causal check on this step's inputs, as the measurement runs the model
+  // (evaluation mode, no gradients, the same autocast); afterwards the
+  // generators are where the step found them and the model trains again.
+  void spot_check(const at::Tensor& input) {
+    const GeneratorStates before;
+    plugin_calls::set_phase("conformance check", step_);
+    {
+      torch::NoGradGuard no_grad;
+      CudaBf16Autocast autocast(o_.bf16 && o_.device.is_cuda());
+      model_->eval();
+      struct Train {  // back to training mode however the check ends
+        CausalLM& m;
+        ~Train() { m->train(); }
+      } back{model_};
+      o_.spot_check->run([&](const at::Tensor& ids) { return model_->forward(ids); }, input,
+                         "at step " + std::to_string(step_));
+    }
+    before.rewind();
+    plugin_calls::set_phase("training", step_);
+  }
 
   std::string evaluate(int64_t, nlohmann::json& h) override {
     auto [loss, tokens] =
@@ -103,6 +126,7 @@ class NextTokenObjective final : public TrainingObjective {
   const LmTrainOptions& o_;
   IndexStream order_;
   LmTrainResult& r_;
+  int64_t step_ = 0;  // 1-based number of the update being made
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "forgetting/memory_length.h"
 #include "forgetting/stats.h"
 #include "lra/status.h"
+#include "plugins/conformance.h"
 
 namespace lra::host::forgetting {
 
@@ -59,6 +60,8 @@ Curve measure_curve(const ArgmaxFn& model, const std::vector<int32_t>& stream, c
         try {
           acc = score_all(model, samples, L, per_pass);
           break;
+        } catch (const ConformanceFailure&) {
+          throw;
         } catch (const std::exception& e) {
           if (per_pass == 1 || std::string(e.what()).find("out of memory") == std::string::npos) throw;
           per_pass /= 2;
@@ -67,6 +70,8 @@ Curve measure_curve(const ArgmaxFn& model, const std::vector<int32_t>& stream, c
       pt.copy_accs.assign(acc.begin(), acc.begin() + c.repeats);
       pt.lm_accs.assign(acc.begin() + c.repeats, acc.end());
       summarize(pt);
+    } catch (const ConformanceFailure&) {
+      throw;  // a broken promise is the plugin's verdict, not a gap in the curve
     } catch (const std::exception& e) {
       std::string msg = e.what();
       if (auto nl = msg.find('\n'); nl != std::string::npos) msg.resize(nl);  // LibTorch appends a backtrace

@@ -80,34 +80,17 @@ struct Checks {
   }
 };
 
-// Restores LibTorch's generators (CPU and each GPU's: the checks reseed them
-// all) when the checks end, however they end.
+// Restores LibTorch's generators (the checks reseed them all) when the
+// checks end, however they end.
 class GeneratorGuard {
  public:
-  GeneratorGuard() {
-    for (auto& gen : generators()) {
-      std::lock_guard<std::mutex> lock(gen.mutex());
-      states_.push_back(gen.get_state());
-    }
-  }
   ~GeneratorGuard() {
-    auto gens = generators();
-    for (size_t i = 0; i < gens.size() && i < states_.size(); ++i) {
-      std::lock_guard<std::mutex> lock(gens[i].mutex());
-      gens[i].set_state(states_[i]);
-    }
+    saved_.rewind();
     plugin_calls::set_phase(nullptr, 0);
   }
 
  private:
-  static std::vector<at::Generator> generators() {
-    std::vector<at::Generator> out{at::detail::getDefaultCPUGenerator()};
-    const int64_t gpus = at::hasCUDA() ? at::detail::getCUDAHooks().getNumGPUs() : 0;
-    for (int64_t i = 0; i < gpus; ++i)
-      out.push_back(at::globalContext().defaultGenerator(c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(i))));
-    return out;
-  }
-  std::vector<at::Tensor> states_;
+  GeneratorStates saved_;
 };
 
 bool same_spec(const lra::MixerSpec& a, const lra::MixerSpec& b) {
@@ -118,6 +101,29 @@ bool same_spec(const lra::MixerSpec& a, const lra::MixerSpec& b) {
 std::string layer_text(const lra::MixerSpec& s) { return "layer " + std::to_string(s.layer_index); }
 
 }  // namespace
+
+std::vector<at::Generator> GeneratorStates::generators() {
+  std::vector<at::Generator> out{at::detail::getDefaultCPUGenerator()};
+  const int64_t gpus = at::hasCUDA() ? at::detail::getCUDAHooks().getNumGPUs() : 0;
+  for (int64_t i = 0; i < gpus; ++i)
+    out.push_back(at::globalContext().defaultGenerator(c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(i))));
+  return out;
+}
+
+GeneratorStates::GeneratorStates() {
+  for (auto& gen : generators()) {
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    states_.push_back(gen.get_state());
+  }
+}
+
+void GeneratorStates::rewind() const {
+  auto gens = generators();
+  for (size_t i = 0; i < gens.size() && i < states_.size(); ++i) {
+    std::lock_guard<std::mutex> lock(gens[i].mutex());
+    gens[i].set_state(states_[i]);
+  }
+}
 
 std::vector<ConformanceCheck> check_conformance(uint32_t caps, const MixerMaker& make,
                                                 const std::vector<lra::MixerSpec>& all_specs,
@@ -304,6 +310,86 @@ std::string enforce_conformance(const std::string& plugin, const std::vector<Con
   char b[64];
   std::snprintf(b, sizeof b, " (%.2f s)", seconds);
   return "conformance checks passed: " + (summary.empty() ? std::string("none") : summary) + b + not_checked;
+}
+
+namespace {
+
+uint64_t secret_seed() {
+  std::random_device rd;
+  return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+}
+
+}  // namespace
+
+LiveCausalCheck::LiveCausalCheck(LiveCausalOptions o) : o_(std::move(o)), rng_(secret_seed()) {}
+
+bool LiveCausalCheck::due() {
+  ++stats_.calls;
+  return std::uniform_real_distribution<double>(0.0, 1.0)(rng_) < o_.probability;
+}
+
+at::Tensor LiveCausalCheck::run(const TokenModel& model, const at::Tensor& ids, const std::string& where) {
+  const auto t0 = Clock::now();
+  const int64_t B = ids.size(0), T = ids.size(1);
+  if (T < 2) return model(ids);  // no later token to change
+  // Each example i keeps positions 0..t_i; the rest comes from a random
+  // window of the text (or random bytes), and position t_i + 1 always differs.
+  auto cpu = ids.to(at::kCPU, at::kLong).contiguous();
+  auto perturbed = cpu.clone();
+  std::vector<int64_t> keep(static_cast<size_t>(B));
+  const bool from_text = o_.text && static_cast<int64_t>(o_.text->size()) >= T;
+  for (int64_t i = 0; i < B; ++i) {
+    const int64_t t = std::uniform_int_distribution<int64_t>(0, T - 2)(rng_);
+    keep[static_cast<size_t>(i)] = t;
+    int64_t* row = perturbed[i].data_ptr<int64_t>();
+    const int64_t* orig = cpu[i].data_ptr<int64_t>();
+    const int64_t n = T - t - 1;
+    const int64_t off =
+        from_text ? std::uniform_int_distribution<int64_t>(0, static_cast<int64_t>(o_.text->size()) - n)(rng_) : 0;
+    for (int64_t j = 0; j < n; ++j)
+      row[t + 1 + j] = from_text ? (*o_.text)[static_cast<size_t>(off + j)]
+                                 : std::uniform_int_distribution<int64_t>(0, 255)(rng_);
+    if (row[t + 1] == orig[t + 1]) row[t + 1] = orig[t + 1] ^ 1;  // 256 (bos) <-> 257 (eos), bytes stay bytes
+  }
+  const GeneratorStates saved;
+  const auto y_perturbed = model(perturbed.to(ids.device()));
+  saved.rewind();
+  auto y = model(ids);
+  if (!y.defined() || !y_perturbed.defined() || y.dim() < 2 || y.size(0) != B || y.size(1) != T ||
+      y_perturbed.sizes() != y.sizes())
+    throw ConformanceFailure("plugin '" + o_.plugin + "' failed the conformance check 'causal' " + o_.phase + " " +
+                             where + ": the model returned outputs of shape " + shape_of(y) + " and " +
+                             shape_of(y_perturbed) + " for input [" + std::to_string(B) + ", " + std::to_string(T) +
+                             "] (docs/abi.md#conformance-checks)");
+  // |difference| at positions <= t_i of each example; equal values (NaN
+  // with NaN included) are no difference, any other NaN is.
+  const auto a = y.detach().to(at::kDouble), b = y_perturbed.detach().to(at::kDouble);
+  auto d = (a - b).abs();
+  d = torch::where(torch::logical_and(torch::isnan(a), torch::isnan(b)), torch::zeros_like(d), d);
+  d = torch::where(torch::isnan(d), torch::full_like(d, INFINITY), d);
+  d = d.reshape({B, T, -1}).amax(2).to(at::kCPU);  // [B, T]
+  std::vector<int64_t> kept(keep.begin(), keep.end());
+  const auto scored = torch::arange(T).unsqueeze(0) <= torch::tensor(kept).unsqueeze(1);
+  d = torch::where(scored, d, torch::zeros_like(d));
+  const double tol = o_.relative_tolerance * std::max(1.0, [&] {
+    auto f = torch::where(torch::isfinite(a), a.abs(), torch::zeros_like(a));
+    return f.numel() ? f.max().item<double>() : 1.0;
+  }());
+  const auto flat_at = d.argmax().item<int64_t>();
+  const int64_t ex = flat_at / T, pos = flat_at % T;
+  const double diff = d.view({-1})[flat_at].item<double>();
+  ++stats_.checks;
+  stats_.max_ratio = std::max(stats_.max_ratio, diff / tol);
+  stats_.seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+  if (diff > tol)
+    throw ConformanceFailure(
+        "plugin '" + o_.plugin + "' failed the conformance check 'causal' " + o_.phase + " " + where +
+        ": the model's outputs at position " + std::to_string(pos) + " of example " + std::to_string(ex) +
+        " changed by " + fmt(diff) + " (tolerance " + fmt(tol) + "; input [" + std::to_string(B) + ", " +
+        std::to_string(T) + "]) when only the tokens after position " + std::to_string(keep[static_cast<size_t>(ex)]) +
+        " changed: the mixer reads later tokens, though it passed the check before training "
+        "(docs/abi.md#conformance-checks)");
+  return y;
 }
 
 }  // namespace lra::host

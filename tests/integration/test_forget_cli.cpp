@@ -75,6 +75,12 @@ TEST_F(ForgetSmoke, TrainsAndWritesAValidCurve) {
     EXPECT_GE(p["p_value"].get<double>(), 0.0);
     EXPECT_LE(p["p_value"].get<double>(), 1.0);
   }
+  // The live causal checks ran on every step's draw and passed (docs/forgetting.md#live-conformance-checks).
+  const json& live = j["conformance"]["live_causal"];
+  EXPECT_EQ(live["training"]["calls"], 300);
+  EXPECT_EQ(live["measurement"]["calls"], 8);
+  for (const char* phase : {"training", "measurement"})
+    EXPECT_LT(live[phase]["max_difference_over_tolerance"].get<double>(), 1.0) << phase;
   // A model that trained learned something: its LM accuracy beats chance (1/258) clearly.
   EXPECT_GT(j["points"].back()["lm_mean"].get<double>(), 0.1);
   const auto max_len = j["configuration"]["max_length"].get<int64_t>();
