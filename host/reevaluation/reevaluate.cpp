@@ -21,6 +21,7 @@
 #include "reevaluation/bundle.h"
 #include "reevaluation/inputs_file.h"
 #include "reevaluation/private_set.h"
+#include "reevaluation/reevaluation_signature.h"
 #include "results/result.h"
 #include "results/signature.h"
 
@@ -285,7 +286,9 @@ std::vector<RunReevaluation> reevaluate_bundle(const ReevaluateOptions& o, const
     r.report["valid"] = r.valid;
     r.report["reasons"] = r.reasons;
     r.report["facts"] = r.facts;
-    write_file_atomic(run_dir / kReevaluationFileName, r.report.dump(2) + "\n");
+    r.report = seal_reevaluation(std::move(r.report), o.sign_key.get());
+    write_file_atomic(run_dir / kReevaluationFileName,
+                      r.report.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
     out.push_back(std::move(r));
   }
   std::error_code ec;
