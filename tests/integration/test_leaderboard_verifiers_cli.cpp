@@ -192,7 +192,7 @@ TEST_F(LeaderboardVerifiers, AnEditedTrustedReportIsUnverified) {
 
 TEST_F(LeaderboardVerifiers, APlantedFailingReportCannotKnockAValidResultOffTheBoard) {
   const json r = write_result("a");
-  for (const std::string& signer : {"", "stranger"}) {
+  for (const char* signer : {"", "stranger"}) {
     json rep = report(r, false);
     rep["reasons"] = {"this model cheated, says nobody in particular"};
     write_report("a", rep, signer);
@@ -241,7 +241,7 @@ TEST_F(LeaderboardVerifiers, SandboxOutputInAReportIsNeverPublished) {
   // Exactly how verify --reevaluate quoted a failed sandbox run (issue 31).
   rep["reasons"] = {"the plugin's evaluation in the sandbox failed (exit 1): " + tail};
   rep["facts"] = {tail};
-  for (const std::string& signer : {"", "stranger", "maintainer"}) {
+  for (const char* signer : {"", "stranger", "maintainer"}) {
     write_report("a", rep, signer);
     auto o = board();
     ASSERT_EQ(o.code, 0) << o.output;
