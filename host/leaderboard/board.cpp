@@ -114,23 +114,22 @@ constexpr std::size_t kMaxReevaluationReasons = 16;
 // Shorter strings of the sandbox member are not looked for in reasons (they would match ordinary words).
 constexpr std::size_t kMinWithheldBytes = 8;
 
-// The file, read without following a symlink or blocking on a FIFO, bounded; nullopt when that fails.
+// The file, read without following a symlink or blocking on a FIFO, bounded;
+// nullopt when it is not a regular file of at most kMaxReevaluationBytes.
 std::optional<std::string> read_report_bytes(const fs::path& file) {
   const int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
-  std::string bytes;
+  std::optional<std::string> bytes;
   struct stat st {};
   if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<std::size_t>(st.st_size) <= kMaxReevaluationBytes) {
-    bytes.resize(kMaxReevaluationBytes + 1);
+    bytes.emplace(kMaxReevaluationBytes + 1, '\0');  // one more: a file that grew since fstat is refused too
     std::size_t got = 0;
-    for (ssize_t n; got < bytes.size() && (n = ::read(fd, bytes.data() + got, bytes.size() - got)) > 0;)
+    for (ssize_t n; got < bytes->size() && (n = ::read(fd, bytes->data() + got, bytes->size() - got)) > 0;)
       got += static_cast<std::size_t>(n);
-    bytes.resize(got);
-  } else {
-    bytes.assign(kMaxReevaluationBytes + 1, '\0');  // not a regular file, or too large
+    bytes->resize(got);
+    if (got > kMaxReevaluationBytes) bytes.reset();
   }
   ::close(fd);
-  if (bytes.size() > kMaxReevaluationBytes) return std::nullopt;
   return bytes;
 }
 
