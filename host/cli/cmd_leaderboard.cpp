@@ -2,6 +2,7 @@
 // a static site: index.html, leaderboard.md, leaderboard.json.
 #include <cstdio>
 #include <filesystem>
+#include <map>
 
 #include "cli/commands.h"
 #include "common/atomic_file.h"
@@ -12,6 +13,7 @@
 #include "lra/status.h"
 #include "runs/official_registry.h"
 #include "manifest/presets.h"
+#include "results/signature.h"
 
 namespace lra::host {
 
@@ -19,6 +21,9 @@ int leaderboard_command(const LeaderboardArgs& a) {
   namespace fs = std::filesystem;
   const fs::path out = a.out;
   std::error_code ec;
+  // The verifier keys first: a bad folder is exit 2 before anything is created.
+  std::map<std::string, std::string> verifiers;
+  if (a.trusted_verifiers) verifiers = load_trusted_keys(*a.trusted_verifiers, "--trusted-verifiers");
   // One writer at a time (common/dir_lock.h); created now, removed again when
   // the command fails before writing (an unreadable result, a bad --bench).
   const DirLock lock(out);
@@ -31,7 +36,7 @@ int leaderboard_command(const LeaderboardArgs& a) {
 
   // Everything is read, checked and rendered before the first file is written.
   Leaderboard board = build_leaderboard(collect_result_files({a.results.begin(), a.results.end()}), bench, registry_official,
-                                        registry_trial_seeds);
+                                        registry_trial_seeds, verifiers);
   board.title = a.title;
   const BuildInfo& info = build_info();
   board.generator = "lrahost " + info.version + " (" + info.git_revision.substr(0, 12) + (info.git_dirty ? ", dirty" : "") + ")";
@@ -50,6 +55,8 @@ int leaderboard_command(const LeaderboardArgs& a) {
               board.bench_sources.empty() ? "" : ", with the speed/accuracy/memory chart");
   for (const auto& r : board.invalid)
     std::printf("  invalid: %s (%s)\n", r.source.c_str(), r.reasons.empty() ? "" : r.reasons.front().c_str());
+  if (verifiers.empty())
+    std::printf("  no --trusted-verifiers: every reevaluation.json is shown as unverified and not counted\n");
   std::printf("written: %s, leaderboard.md, leaderboard.json\n", (out / "index.html").c_str());
   return 0;
 }
@@ -62,6 +69,9 @@ void add_leaderboard_command(CLI::App& app, CommandSlot& slot) {
   lbc->add_option("--out", a->out, "Output directory")->required();
   lbc->add_option("--bench", a->bench, "bench.json files: adds the speed/accuracy/memory chart");
   lbc->add_option("--title", a->title, "Page title");
+  lbc->add_option("--trusted-verifiers", a->trusted_verifiers,
+                  "Folder of Ed25519 public keys (*.pem) of the maintainers whose signed reevaluation.json counts "
+                  "(re-evaluated, private set); other reports are shown as unverified");
   on_parsed(lbc, slot, a, [](LeaderboardArgs& args) { return leaderboard_command(args); });
 }
 

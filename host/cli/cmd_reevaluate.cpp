@@ -4,8 +4,10 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 
 #include "cli/commands.h"
+#include "common/ed25519.h"
 #include "device/device.h"
 #include "runs/official_registry.h"
 #include "lra/status.h"
@@ -30,6 +32,8 @@ int reevaluate_command(const ReevaluateArgs& a) {
     o.trusted_keys = load_trusted_keys(*a.trusted_keys);
     o.trusted_keys_dir = *a.trusted_keys;
   }
+  if (a.sign_key)  // a key that cannot sign is exit 2 before the bundle is opened
+    o.sign_key = std::make_shared<const Ed25519PrivateKey>(load_ed25519_private_key(*a.sign_key));
   bool keep = static_cast<bool>(a.out);
   if (keep) {
     o.out = *a.out;
@@ -58,7 +62,15 @@ int reevaluate_command(const ReevaluateArgs& a) {
   }
   std::printf("bundle %s: %zu of %zu run%s re-evaluated and valid%s\n", o.bundle.c_str(), valid, runs.size(),
               runs.size() == 1 ? "" : "s", o.sandbox ? " (plugin code ran in a bubblewrap sandbox)" : " (NO sandbox)");
-  if (keep) std::printf("unpacked with reevaluation.json beside each result: %s\n", o.out.c_str());
+  if (keep) {
+    std::printf("unpacked with reevaluation.json beside each result: %s\n", o.out.c_str());
+    // The leaderboard counts a report only when it is signed by a key it trusts (--trusted-verifiers).
+    if (o.sign_key)
+      std::printf("reevaluation.json signed by %s\n", o.sign_key->key_id.c_str());
+    else
+      std::printf("reevaluation.json written UNSIGNED: the leaderboard shows it as unverified and does not count it "
+                  "(pass --sign-key KEY)\n");
+  }
   std::error_code ec;
   if (!keep) fs::remove_all(o.out, ec);
   return code;

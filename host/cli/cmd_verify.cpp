@@ -76,6 +76,9 @@ void add_verify_command(CLI::App& app, CommandSlot& slot) {
   v->add_option("--sandbox-timeout", re.timeout_s, "--reevaluate: time limit per run, seconds")
       ->capture_default_str()->check(CLI::PositiveNumber);
   v->add_flag("--no-sandbox", re.no_sandbox, "--reevaluate: run submitted plugin code unconfined (unsafe)");
+  v->add_option("--sign-key", re.sign_key, "--reevaluate: the verifying maintainer's Ed25519 private key (PEM): signs "
+                                           "each reevaluation.json, which the leaderboard counts only when signed by "
+                                           "a key in its --trusted-verifiers");
   on_parsed(v, slot, a, [](VerifyArgs& args) {
     if (args.reevaluate.bundle) {
       if (!args.paths.empty())
@@ -83,6 +86,8 @@ void add_verify_command(CLI::App& app, CommandSlot& slot) {
       args.reevaluate.trusted_keys = args.trusted_keys;
       return reevaluate_command(args.reevaluate);
     }
+    if (args.reevaluate.sign_key)
+      throw Error(ErrorKind::usage, "--sign-key signs re-evaluation reports: it goes with --reevaluate BUNDLE");
     if (args.paths.empty())
       throw Error(ErrorKind::usage, "verify needs result.json files or folders, or --reevaluate BUNDLE");
     return verify_command(args.paths, args.trusted_keys);

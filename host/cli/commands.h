@@ -66,6 +66,7 @@ struct LeaderboardArgs {
   std::vector<std::string> bench;       // bench.json files: the speed/accuracy/memory chart
   std::string out;
   std::string title = "lrahost leaderboard";
+  std::optional<std::string> trusted_verifiers;  // PEM public keys whose reevaluation.json signatures count
 };
 int leaderboard_command(const LeaderboardArgs& args);
 
@@ -105,6 +106,7 @@ struct ReevaluateArgs {
   int timeout_s = 3600;
   bool no_sandbox = false;
   std::optional<std::string> trusted_keys;
+  std::optional<std::string> sign_key;  // the maintainer's Ed25519 key: signs each reevaluation.json
 };
 int reevaluate_command(const ReevaluateArgs& args);
 

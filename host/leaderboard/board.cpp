@@ -1,6 +1,10 @@
 #include "leaderboard/board.h"
 #include "common/json_input.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <fstream>
 #include <map>
@@ -9,7 +13,9 @@
 
 #include "bench/bench_report.h"
 #include "lra/status.h"
+#include "leaderboard/site_text.h"
 #include "reevaluation/reevaluate.h"
+#include "reevaluation/reevaluation_signature.h"
 
 namespace lra::host {
 namespace {
@@ -87,53 +93,150 @@ std::string site_short(const std::string& fingerprint) {
   return fingerprint.size() > 19 ? fingerprint.substr(0, 19) + "…" : fingerprint;
 }
 
-// What a reevaluation.json beside a result says about it (reevaluation/reevaluate.h).
+// What a reevaluation.json beside a result says about it, as far as this
+// leaderboard can vouch for it (reevaluation/reevaluation_signature.h): only a
+// report signed by a trusted verifier counts, for or against the result. Its
+// fields are read by name and type; nothing from its "sandbox" member (text the
+// judged code produced) is ever read into the board, and no reason of an
+// untrusted report either.
 struct Reevaluation {
-  bool present = false, valid = false, private_checked = false;
-  std::vector<std::string> reasons;
+  enum class State { absent, unverified, passed, failed } state = State::absent;
+  std::string unverified;            // why it is not believed, in the verifier's fixed words
+  std::string verifier;              // key id of a trusted report
+  bool private_checked = false;      // passed, with a private test set and no significant gap
+  std::vector<std::string> reasons;  // a trusted failure's own reasons, sandbox output withheld, bounded
 };
 
-Reevaluation read_reevaluation(const fs::path& result_file, const json& result) {
+// A reevaluation.json the host writes is a few KB; more is not one.
+constexpr std::size_t kMaxReevaluationBytes = 1 << 20;
+// Reasons a failed re-evaluation publishes at most (verify --reevaluate writes a handful).
+constexpr std::size_t kMaxReevaluationReasons = 16;
+// Shorter strings of the sandbox member are not looked for in reasons (they would match ordinary words).
+constexpr std::size_t kMinWithheldBytes = 8;
+
+// The file, read without following a symlink or blocking on a FIFO, bounded;
+// nullopt when it is not a regular file of at most kMaxReevaluationBytes.
+std::optional<std::string> read_report_bytes(const fs::path& file) {
+  const int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::optional<std::string> bytes;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<std::size_t>(st.st_size) <= kMaxReevaluationBytes) {
+    bytes.emplace(kMaxReevaluationBytes + 1, '\0');  // one more: a file that grew since fstat is refused too
+    std::size_t got = 0;
+    for (ssize_t n; got < bytes->size() && (n = ::read(fd, bytes->data() + got, bytes->size() - got)) > 0;)
+      got += static_cast<std::size_t>(n);
+    bytes->resize(got);
+    if (got > kMaxReevaluationBytes) bytes.reset();
+  }
+  ::close(fd);
+  return bytes;
+}
+
+// Every string under `j` long enough to be recognised in a reason.
+void collect_strings(const json& j, std::vector<std::string>& out) {
+  if (j.is_string() && j.get_ref<const std::string&>().size() >= kMinWithheldBytes) out.push_back(j.get<std::string>());
+  if (j.is_structured())
+    for (const auto& v : j) collect_strings(v, out);
+}
+
+Reevaluation read_reevaluation(const fs::path& result_file, const json& result,
+                               const std::map<std::string, std::string>& trusted) {
   Reevaluation r;
   const fs::path file = result_file.parent_path() / kReevaluationFileName;
   std::error_code ec;
-  if (!fs::is_regular_file(file, ec)) return r;
-  r.present = true;
+  if (!fs::exists(fs::symlink_status(file, ec))) return r;
+  auto unverified = [&](std::string why) {
+    r.state = Reevaluation::State::unverified;
+    r.unverified = std::move(why);
+    return r;
+  };
+  const auto bytes = read_report_bytes(file);
+  if (!bytes) return unverified("not a regular file of at most 1 MiB");
   json doc;
   try {
-    doc = parse_file(file, ErrorKind::data, "reevaluation.json");
-  } catch (const Error& e) {
-    r.reasons.push_back(e.what());
+    doc = parse_json_input(*bytes);
+  } catch (const JsonInputError&) {
+    return unverified("not valid JSON");  // the parser's message quotes the file: not published
+  }
+  const ReevaluationSignatureCheck check = check_reevaluation_signature(doc, trusted);
+  if (check.trust != ReevaluationTrust::trusted) return unverified(check.unverified);
+  r.verifier = check.key_id;
+  // Bound to the result: a genuine report copied beside another result says nothing about it.
+  if (doc.value("result_digest", json()) != result.value("digest", json()))
+    return unverified("re-evaluated another result");
+  const json valid = doc.value("valid", json());
+  if (!valid.is_boolean()) return unverified("malformed report (valid is not a boolean)");
+  if (valid.get<bool>()) {
+    r.state = Reevaluation::State::passed;
+    const json priv = doc.value("private", json());
+    const json flagged = priv.is_object() ? priv.value("flagged", json()) : json();
+    r.private_checked = flagged.is_boolean() && !flagged.get<bool>();
     return r;
   }
-  if (!doc.is_object() || doc.value("schema", json()) != kReevaluationSchema) {
-    r.reasons.push_back(file.string() + " is not a reevaluation.json written by lrahost verify --reevaluate");
-    return r;
-  }
-  // Bound to the result: a report copied beside another result says nothing about it.
-  if (doc.value("result_digest", json()) != result.value("digest", json())) {
-    r.reasons.push_back(file.string() + " re-evaluated another result (result_digest " +
-                        doc.value("result_digest", json()).dump() + ", this result's digest " +
-                        result.value("digest", json()).dump() + ")");
-    return r;
-  }
-  r.valid = doc.value("valid", false) == true;
-  if (!r.valid) {
-    const json reasons = doc.value("reasons", json::array());
-    for (const auto& why : reasons)
-      if (why.is_string()) r.reasons.push_back("re-evaluation: " + why.get<std::string>());
-    if (r.reasons.empty()) r.reasons.push_back("re-evaluation failed (" + file.string() + ")");
-    return r;
-  }
-  const json priv = doc.value("private", json());
-  r.private_checked = priv.is_object() && priv.value("flagged", true) == false;
+  r.state = Reevaluation::State::failed;
+  // The verifier's reasons, but never the judged code's output some of them quote.
+  std::vector<std::string> withheld;
+  if (doc.contains("sandbox")) collect_strings(doc["sandbox"], withheld);
+  const json reasons = doc.value("reasons", json::array());
+  if (reasons.is_array())
+    for (const auto& why : reasons) {
+      if (!why.is_string()) continue;
+      if (r.reasons.size() == kMaxReevaluationReasons) {
+        r.reasons.push_back("re-evaluation: (" + std::to_string(reasons.size() - kMaxReevaluationReasons) +
+                            " more reasons in " + file.string() + ")");
+        break;
+      }
+      std::string text = why.get<std::string>();
+      for (const auto& secret : withheld)
+        for (std::size_t at; (at = text.find(secret)) != std::string::npos;)
+          text.replace(at, secret.size(), "[sandbox output withheld]");
+      r.reasons.push_back(site::bounded("re-evaluation: " + text, site::kMaxTextBytes));
+    }
+  if (r.reasons.empty()) r.reasons.push_back("re-evaluation failed (" + file.string() + ")");
+  r.reasons.push_back("re-evaluation signed by trusted verifier " + r.verifier);
   return r;
+}
+
+// Caps the strings of a valid result that the pages publish and scoring
+// groups by (site_text.h), before anything reads them.
+void bound_result_strings(json& result) {
+  for (const auto& path : std::vector<std::vector<const char*>>{
+           {"plugin", "name"}, {"plugin", "version"}, {"plugin", "sha256"}, {"task", "name"}, {"task", "preset"},
+           {"task", "manifest"}, {"division"}}) {
+    json* v = &result;
+    for (const char* key : path) v = v->is_object() && v->contains(key) ? &(*v)[key] : nullptr;
+    if (v && v->is_string()) *v = site::bounded(v->get<std::string>(), site::kMaxNameBytes);
+  }
+  if (json* o = result.is_object() && result.contains("overrides") ? &result["overrides"] : nullptr; o && o->is_array())
+    for (auto& item : *o)
+      if (item.is_string()) item = site::bounded(item.get<std::string>(), site::kMaxNameBytes);
+}
+
+// The same for what aggregation made of them, and for an invalid result's listing.
+void bound_entry(ScoreEntry& e) {
+  e.made_with = site::bounded(e.made_with, site::kMaxTextBytes);
+  for (auto& note : e.notes) note = site::bounded(note, site::kMaxTextBytes);
+  const std::string options = site::options_text(e.options);
+  if (options.size() > site::kMaxTextBytes)
+    e.options = json{{"…", "options omitted: " + std::to_string(options.size()) + " bytes, over the " +
+                               std::to_string(site::kMaxTextBytes) + "-byte bound of a published cell"}};
+  if (e.reference)
+    for (auto& [task, names] : e.reference->differs)
+      for (auto& name : names) name = site::bounded(name, site::kMaxNameBytes);
+}
+
+void bound_invalid(InvalidResult& r) {
+  r.source = site::bounded(r.source, site::kMaxTextBytes);
+  for (std::string* s : {&r.plugin, &r.task, &r.claimed_division}) *s = site::bounded(*s, site::kMaxNameBytes);
+  for (auto& why : r.reasons) why = site::bounded(why, site::kMaxTextBytes);
 }
 
 }  // namespace
 
 Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const std::vector<fs::path>& bench_files,
-                              const OfficialLookup& official, const OfficialSeeds& official_seeds) {
+                              const OfficialLookup& official, const OfficialSeeds& official_seeds,
+                              const std::map<std::string, std::string>& trusted_verifiers) {
   Leaderboard board;
   board.result_files = result_files.size();
   std::vector<ScoreInput> valid;
@@ -141,6 +244,7 @@ Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const s
   struct ResultChecks {
     std::string signed_by;
     bool reevaluated = false, private_checked = false;
+    std::string verifier, unverified;
   };
   std::map<std::string, ResultChecks> checks;  // result file -> how far it was checked
   std::map<std::pair<std::string, std::string>, std::vector<std::string>> extra_seeds;  // (plugin, sha256) -> notes
@@ -156,19 +260,22 @@ Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const s
       throw Error(ErrorKind::data, file.string() + ": " + why + " (pass result.json files written by lrahost run)");
     }
     json result = parse_file(file, ErrorKind::data, "result.json");
+    bound_result_strings(result);
     if (!report.valid) {
       board.invalid.push_back({file.string(), string_at(result, "plugin", "name"), string_at(result, "task", "name"),
                                string_at(result, "division", nullptr), report.reasons});
       continue;
     }
-    const Reevaluation reevaluation = read_reevaluation(file, result);
-    if (reevaluation.present && !reevaluation.valid) {
-      // The weights do not back the number (or the report is not this result's): not scored.
+    const Reevaluation reevaluation = read_reevaluation(file, result, trusted_verifiers);
+    if (reevaluation.state == Reevaluation::State::failed) {
+      // A trusted verifier found that the weights do not back the number: not scored. An untrusted
+      // failing report cannot do this (anyone could plant one beside another's result).
       board.invalid.push_back({file.string(), string_at(result, "plugin", "name"), string_at(result, "task", "name"),
                                string_at(result, "division", nullptr), reevaluation.reasons});
       continue;
     }
-    checks[file.string()] = {report.signed_by, reevaluation.valid, reevaluation.private_checked};
+    checks[file.string()] = {report.signed_by, reevaluation.state == Reevaluation::State::passed,
+                             reevaluation.private_checked, reevaluation.verifier, reevaluation.unverified};
     if (report.division == "closed") {
       const json* fp = json_at(result, {"task", "data_fingerprint"});
       const std::string key = string_at(result, "task", "name") + " " + string_at(result, "task", "manifest_sha256");
@@ -209,7 +316,7 @@ Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const s
     valid.push_back({file.string(), std::move(result)});
   }
   for (auto& entry : aggregate_scores(valid)) {
-    std::set<std::string> signers;
+    std::set<std::string> signers, verifiers, unverified;
     for (const auto& src : entry.sources) {
       const auto& c = checks[src];
       ++entry.checks.results;
@@ -219,8 +326,15 @@ Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const s
       }
       entry.checks.reevaluated += c.reevaluated;
       entry.checks.private_checked += c.private_checked;
+      if (c.reevaluated) verifiers.insert(c.verifier);
+      if (!c.unverified.empty()) {
+        ++entry.checks.reevaluation_unverified;
+        unverified.insert(c.unverified);
+      }
     }
     entry.checks.signers.assign(signers.begin(), signers.end());
+    entry.checks.verifiers.assign(verifiers.begin(), verifiers.end());
+    entry.checks.unverified_reasons.assign(unverified.begin(), unverified.end());
     if (entry.division == "closed") {
       note_missing_seeds(entry, official_seeds);
       if (const auto it = extra_seeds.find({entry.plugin, entry.plugin_sha256}); it != extra_seeds.end())
@@ -246,6 +360,7 @@ Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const s
             std::find(entry.notes.begin(), entry.notes.end(), it->second) == entry.notes.end())
           entry.notes.push_back(it->second);
     }
+    bound_entry(entry);
     (entry.division == "closed" ? board.closed : board.open).push_back(entry);
   }
 
@@ -258,6 +373,7 @@ Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const s
           extra.insert(task);
   board.task_columns.insert(board.task_columns.end(), extra.begin(), extra.end());
 
+  for (auto& r : board.invalid) bound_invalid(r);
   read_bench(board, bench_files);
   return board;
 }

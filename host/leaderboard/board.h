@@ -44,9 +44,16 @@ struct Leaderboard {
 // lra::Error(usage) for a bench.json that cannot be read or is malformed.
 // `official_seeds` gives each task's official trial seeds: a closed entry
 // missing some of them gets a note (it stays ranked; verify is the gate).
+// `trusted_verifiers` (key id -> raw Ed25519 public key, as load_trusted_keys
+// returns): a reevaluation.json beside a result counts, for it ("re-evaluated",
+// "private set") or against it (listed invalid), only when signed by one of
+// them, intact and bound to that result's digest; any other report is shown
+// as "re-evaluation unverified (why)" and the result scored as verify says.
+// Strings from results are published bounded (site_text.h: kMaxNameBytes, kMaxTextBytes).
 Leaderboard build_leaderboard(const std::vector<std::filesystem::path>& result_files,
                               const std::vector<std::filesystem::path>& bench_files, const OfficialLookup& official,
-                              const OfficialSeeds& official_seeds);
+                              const OfficialSeeds& official_seeds,
+                              const std::map<std::string, std::string>& trusted_verifiers = {});
 
 // Competition ranking by LRA average ("1, 2, 2, 4"); nullopt for entries without one.
 std::vector<std::optional<int>> average_ranks(const std::vector<ScoreEntry>& ranked);

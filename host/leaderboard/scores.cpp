@@ -320,7 +320,10 @@ json to_json(const ScoreEntry& entry) {
             {"signed", entry.checks.signed_results},
             {"signers", entry.checks.signers},
             {"reevaluated", entry.checks.reevaluated},
-            {"private_set", entry.checks.private_checked}}}};
+            {"private_set", entry.checks.private_checked},
+            {"verifiers", entry.checks.verifiers},
+            {"reevaluation_unverified", entry.checks.reevaluation_unverified},
+            {"reevaluation_unverified_reasons", entry.checks.unverified_reasons}}}};
 }
 
 std::string format_task_cell(const ScoreEntry& entry, const std::string& task) {

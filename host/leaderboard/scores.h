@@ -72,8 +72,13 @@ struct ScoreEntry {
     int results = 0;
     int signed_results = 0;           // a signature that verifies against its public key
     std::vector<std::string> signers; // their key ids, sorted, once each
-    int reevaluated = 0;              // a reevaluation.json beside it, bound to its digest, valid
+    // Re-evaluation evidence counts only from a reevaluation.json signed by a
+    // trusted verifier key (leaderboard --trusted-verifiers), bound to the result's digest.
+    int reevaluated = 0;              // such a report beside it says valid
     int private_checked = 0;          // of those, scored on a private test set without a significant gap
+    std::vector<std::string> verifiers;  // the key ids that vouched, sorted, once each
+    int reevaluation_unverified = 0;  // a reevaluation.json beside it that is not believed, so not counted
+    std::vector<std::string> unverified_reasons;  // why, in fixed words ("unsigned", "unknown key ed25519:…", ...)
   } checks;
 };
 

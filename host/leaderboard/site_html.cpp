@@ -126,8 +126,9 @@ Row entry_row(const ScoreEntry& e, std::optional<int> rank, const std::vector<st
   if (!meta.empty()) c += "<div class=\"meta\" title=\"sha256 " + h(e.plugin_sha256) + "\">" + h(meta) + "</div>";
   for (const auto& note : e.notes) c += "<div class=\"meta note\">" + h(note) + "</div>";
   c += "<div class=\"meta checks\" title=\"digest: the file is intact and passed verify; signed: by a key whose "
-       "signature verifies; re-evaluated: the submitted weights reproduce the accuracy (verify --reevaluate); private "
-       "set: scored on a fresh private test set without a significant gap\">" + h(site::checks_text(e)) + "</div>";
+       "signature verifies; re-evaluated: the submitted weights reproduce the accuracy (verify --reevaluate, in a report "
+       "signed by a trusted verifier key); private set: scored on a fresh private test set without a significant gap; "
+       "re-evaluation unverified: a report that is unsigned, signed by an unknown key or edited, not counted\">" + h(site::checks_text(e)) + "</div>";
   c += "</td>";
   const int seeds = site::max_seeds(e);
   c += "<td data-sort=\"" + std::to_string(seeds) + "\">" + h(site::seeds_text(e)) + "</td>";

@@ -59,6 +59,13 @@ std::string seeds_text(const ScoreEntry& entry) {
 
 std::string short_sha(const std::string& sha256) { return sha256.substr(0, 12); }
 
+std::string bounded(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return std::string(text);
+  std::size_t end = max_bytes;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;  // not inside a character
+  return std::string(text.substr(0, end)) + "…";
+}
+
 const char* const kScoreLegend =
     "Test accuracy (%), mean ± sample standard deviation over seeds. Avg: the mean of the five tasks other than "
     "Path-X, shown when all five are present. FAIL: Path-X accuracy not above chance (exact one-sided binomial test "
@@ -71,9 +78,17 @@ std::string checks_text(const ScoreEntry& e) {
   const std::string of = "/" + std::to_string(c.results);
   std::string signers;
   for (const auto& k : c.signers) signers += (signers.empty() ? "" : ", ") + k;
+  std::string verifiers, unverified;
+  for (const auto& k : c.verifiers) verifiers += (verifiers.empty() ? "" : ", ") + k;
+  for (const auto& why : c.unverified_reasons) unverified += (unverified.empty() ? "" : "; ") + why;
   return "checked: digest " + std::to_string(c.results) + of + " · signed " + std::to_string(c.signed_results) + of +
          (signers.empty() ? "" : " (" + signers + ")") + " · re-evaluated " + std::to_string(c.reevaluated) + of +
-         " · private set " + std::to_string(c.private_checked) + of;
+         (verifiers.empty() ? "" : " (by " + verifiers + ")") + " · private set " + std::to_string(c.private_checked) +
+         of +
+         (c.reevaluation_unverified == 0
+              ? ""
+              : " · re-evaluation unverified " + std::to_string(c.reevaluation_unverified) + of + " (" + unverified +
+                    ")");
 }
 
 }  // namespace lra::host::site

@@ -2,6 +2,7 @@
 // of `lrahost suite` and `lrahost sweep --collect`.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -31,10 +32,19 @@ std::string reference_detail(const ScoreEntry& entry);
 std::string seeds_text(const ScoreEntry& entry);
 int max_seeds(const ScoreEntry& entry);
 
+// The most bytes of one string from a file the host did not write (a
+// result, a re-evaluation report) that the pages publish, before escaping.
+inline constexpr std::size_t kMaxNameBytes = 200;   // plugin name, version, task, preset, one override
+inline constexpr std::size_t kMaxTextBytes = 1000;  // options, how an entry was made, notes, reasons, paths
+
+// `text` cut to at most `max_bytes` bytes at a UTF-8 character boundary, then "…" added; unchanged when it fits.
+std::string bounded(std::string_view text, std::size_t max_bytes);
+
 // The first 12 hex digits of a sha256 ("" stays "").
 std::string short_sha(const std::string& sha256);
 
-// How far an entry was checked: "checked: digest 3/3 · signed 3/3 (ed25519:…) · re-evaluated 3/3 · private set 3/3".
+// How far an entry was checked: "checked: digest 3/3 · signed 3/3 (ed25519:…) · re-evaluated 3/3 (by
+// ed25519:…) · private set 3/3", then " · re-evaluation unverified 1/3 (unsigned)" when a report was not believed.
 std::string checks_text(const ScoreEntry& entry);
 
 // The sentence explaining the numbers, FAIL and the average.

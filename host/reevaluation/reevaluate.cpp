@@ -32,6 +32,7 @@
 #include "reevaluation/data_params_check.h"
 #include "reevaluation/inputs_file.h"
 #include "reevaluation/private_set.h"
+#include "reevaluation/reevaluation_signature.h"
 #include "results/result.h"
 #include "results/signature.h"
 
@@ -460,7 +461,9 @@ std::vector<RunReevaluation> reevaluate_bundle(const ReevaluateOptions& o, const
     r.report["valid"] = r.valid;
     r.report["reasons"] = r.reasons;
     r.report["facts"] = r.facts;
-    write_file_atomic(run_dir / kReevaluationFileName, r.report.dump(2) + "\n");
+    r.report = seal_reevaluation(std::move(r.report), o.sign_key.get());
+    write_file_atomic(run_dir / kReevaluationFileName,
+                      r.report.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
     out.push_back(std::move(r));
   }
   std::error_code ec;

@@ -17,12 +17,14 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "common/ed25519.h"
 #include "reevaluation/sandbox.h"
 #include "results/verify.h"
 
@@ -46,6 +48,8 @@ struct ReevaluateOptions {
   // --trusted-keys: key id -> public key; non-empty = every result must be signed by one of them.
   std::map<std::string, std::string> trusted_keys;
   std::filesystem::path trusted_keys_dir;
+  // --sign-key: reevaluation.json is signed with it (reevaluation/reevaluation_signature.h); null: unsigned.
+  std::shared_ptr<const Ed25519PrivateKey> sign_key;
 };
 
 struct RunReevaluation {

@@ -47,10 +47,10 @@ SignatureCheck check_signature(const json& result) {
   return c;
 }
 
-std::map<std::string, std::string> load_trusted_keys(const fs::path& dir) {
+std::map<std::string, std::string> load_trusted_keys(const fs::path& dir, const std::string& option) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
-    throw Error(ErrorKind::usage, "--trusted-keys " + dir.string() + " is not a folder (give a folder of *.pub.pem files)");
+    throw Error(ErrorKind::usage, option + " " + dir.string() + " is not a folder (give a folder of *.pub.pem files)");
   std::map<std::string, std::string> keys;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     if (!e.is_regular_file() || e.path().extension() != ".pem") continue;
@@ -62,8 +62,8 @@ std::map<std::string, std::string> load_trusted_keys(const fs::path& dir) {
     }
   }
   if (keys.empty())
-    throw Error(ErrorKind::usage, "--trusted-keys " + dir.string() + " holds no Ed25519 public key (*.pem); copy "
-                                  "each submitter's lrahost-key.pub.pem there");
+    throw Error(ErrorKind::usage, option + " " + dir.string() + " holds no Ed25519 public key (*.pem); copy "
+                                  "each trusted key's lrahost-key.pub.pem there");
   return keys;
 }
 

@@ -32,8 +32,9 @@ struct SignatureCheck {
 SignatureCheck check_signature(const nlohmann::json& result);
 
 // Key id -> raw public key of every PEM public key file in `dir`. Throws
-// lra::Error(usage) when `dir` is not a folder or holds no usable key.
-std::map<std::string, std::string> load_trusted_keys(const std::filesystem::path& dir);
+// lra::Error(usage), naming `option`, when `dir` is not a folder or holds no usable key.
+std::map<std::string, std::string> load_trusted_keys(const std::filesystem::path& dir,
+                                                     const std::string& option = "--trusted-keys");
 
 // With --trusted-keys: an unsigned result, or one signed by a key not in
 // `trusted`, becomes invalid with the reason.

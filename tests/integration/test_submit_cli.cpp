@@ -298,14 +298,20 @@ TEST_F(SubmitCli, SmokeSubmissionEndToEndShowsItsCheckLevelsInChromium) {
   EXPECT_EQ(untrusted.code, 4) << untrusted.output;
   EXPECT_NE(untrusted.output.find("which is not among the trusted keys"), std::string::npos) << untrusted.output;
   const fs::path checked = d_.path() / "checked";
+  // The maintainer signs the re-evaluation reports (here with the same key) and the leaderboard trusts that key.
   auto v = lrahost("verify --reevaluate " + bundle.string() + " --out " + checked.string() + " --threads 2 " +
-                   "--trusted-keys " + keys.string());
+                   "--trusted-keys " + keys.string() + " --sign-key " + (keys / "lrahost-key.pem").string());
   ASSERT_EQ(v.code, 0) << v.output;
-  EXPECT_EQ(json::parse(read_text(checked / "runs" / "listops-seed-0" / "reevaluation.json"))["signed_by"], id);
+  EXPECT_NE(v.output.find("reevaluation.json signed by " + id), std::string::npos) << v.output;
+  const json report = json::parse(read_text(checked / "runs" / "listops-seed-0" / "reevaluation.json"));
+  EXPECT_EQ(report["signed_by"], id);
+  EXPECT_EQ(report["signature"]["key_id"], id);
   const fs::path site = d_.path() / "site";
-  auto lb = lrahost("leaderboard " + checked.string() + " --out " + site.string());
+  auto lb = lrahost("leaderboard " + checked.string() + " --out " + site.string() + " --trusted-verifiers " +
+                    keys.string());
   ASSERT_EQ(lb.code, 0) << lb.output;
-  const std::string expected = "checked: digest 1/1 · signed 1/1 (" + id + ") · re-evaluated 1/1 · private set 1/1";
+  const std::string expected = "checked: digest 1/1 · signed 1/1 (" + id + ") · re-evaluated 1/1 (by " + id +
+                               ") · private set 1/1";
   EXPECT_NE(read_text(site / "leaderboard.md").find(expected), std::string::npos) << read_text(site / "leaderboard.md");
   const json board = json::parse(read_text(site / "leaderboard.json"));
   ASSERT_EQ(board["open"].size(), 1u) << board.dump(2);
@@ -315,7 +321,8 @@ TEST_F(SubmitCli, SmokeSubmissionEndToEndShowsItsCheckLevelsInChromium) {
   // A re-evaluation report moved beside another result says nothing about it.
   const fs::path other = train("transformer", "listops-1", "--set train.steps=31");
   fs::copy_file(checked / "runs" / "listops-seed-0" / "reevaluation.json", other / "reevaluation.json");
-  auto moved = lrahost("leaderboard " + other.string() + " --out " + (d_.path() / "site2").string());
+  auto moved = lrahost("leaderboard " + other.string() + " --out " + (d_.path() / "site2").string() +
+                       " --trusted-verifiers " + keys.string());
   ASSERT_EQ(moved.code, 0) << moved.output;
   EXPECT_NE(read_text(d_.path() / "site2" / "leaderboard.md").find("re-evaluated another result"), std::string::npos);
 

@@ -14,6 +14,7 @@
 #include "common/sha256.h"
 #include "leaderboard/board.h"
 #include "leaderboard/site.h"
+#include "leaderboard/site_text.h"
 #include "lra/status.h"
 #include "results/result.h"
 
@@ -337,3 +338,16 @@ TEST_F(Site, ClosedEntryUnderAnOlderReleaseSaysSo) {
   // Under the current release nothing is added.
   EXPECT_TRUE(build_leaderboard(closed_suite("linformer", 0.6), {}, fake_official, two_seeds).closed[0].notes.empty());
 }
+
+namespace {
+
+// Published strings are cut at a byte bound without splitting a UTF-8 character.
+TEST(SiteBounds, BoundedCutsAtACharacterBoundaryAndSaysSo) {
+  EXPECT_EQ(site::bounded("transformer", 200), "transformer");
+  EXPECT_EQ(site::bounded(std::string(10, 'a'), 10), std::string(10, 'a'));
+  EXPECT_EQ(site::bounded(std::string(11, 'a'), 10), std::string(10, 'a') + "…");
+  // "é" is two bytes: byte 10 is its second; the cut goes before it.
+  EXPECT_EQ(site::bounded(std::string(9, 'a') + "é" + "b", 10), std::string(9, 'a') + "…");
+}
+
+}  // namespace
