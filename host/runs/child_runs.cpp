@@ -23,6 +23,10 @@ namespace lra::host {
 namespace fs = std::filesystem;
 
 std::vector<std::string> split_list(const std::string& s, const std::string& what) {
+  // Every element counts: "0,,1" or "0,1," is a typo, never a shorter list.
+  if (const auto empty = text::empty_list_item(s))
+    throw Error(ErrorKind::usage, what + " '" + text::visible_text(s) + "': element " + std::to_string(*empty + 1) +
+                                      " is empty; give a comma-separated list without empty elements, e.g. 0,1,2");
   std::vector<std::string> out = text::split_list(s);
   if (out.empty()) throw Error(ErrorKind::usage, what + ": expected a comma-separated list, got '" + s + "'");
   return out;
