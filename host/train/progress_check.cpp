@@ -1,6 +1,7 @@
 #include "train/progress_check.h"
 
 #include <cmath>
+#include <sstream>
 
 namespace lra::host {
 namespace {
@@ -13,7 +14,11 @@ bool ends_with(const std::string& s, const std::string& tail) {
 
 // A number within [lo, hi] (finite), whole when `whole`; else why not.
 std::optional<std::string> number_problem(const nlohmann::json& v, double lo, double hi, bool whole) {
-  const auto bound = [](double b) { return std::isinf(b) ? std::string(b < 0 ? "-inf" : "inf") : nlohmann::json(b).dump(); };
+  const auto bound = [](double b) {
+    std::ostringstream s;
+    s << b;  // "0", "1", "inf"
+    return s.str();
+  };
   const std::string range = "[" + bound(lo) + ", " + bound(hi) + "]";
   if (!v.is_number()) return "is " + (v.is_null() ? std::string("null") : v.dump(-1).substr(0, 40)) + ", expected a number in " + range;
   const double x = v.get<double>();

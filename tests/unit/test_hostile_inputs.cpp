@@ -255,7 +255,8 @@ TEST(HostileDescriptor, NamesOutsideTheAlphabetOrWithoutTheirNulAreRefusedNaming
 }
 
 TEST(HostileDescriptor, EveryHonestNameShapePasses) {
-  for (const std::string& name : {"transformer", "linear_transformer", "s4d", "gated-conv.v2", std::string(63, 'a')})
+  for (const std::string& name : {std::string("transformer"), std::string("linear_transformer"), std::string("s4d"),
+                                  std::string("gated-conv.v2"), std::string(63, 'a')})
     EXPECT_EQ(identity_problems(record_named(name)), "") << name;
   EXPECT_EQ(plugin_version_problem("1.2.3-rc1+abc"), std::nullopt);
   EXPECT_NE(plugin_name_problem(std::string(10 << 20, 'n')), std::nullopt);
