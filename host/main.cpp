@@ -11,19 +11,9 @@
 #include <c10/util/Exception.h>
 
 #include "cli/app.h"
+#include "common/out_of_memory.h"
 #include "common/plugin_calls.h"
 #include "lra/status.h"
-
-namespace lra::host {
-// True for LibTorch's allocation failures: c10::OutOfMemoryError (CUDA) and the
-// CPU allocator's c10::Error.
-bool is_libtorch_out_of_memory(const c10::Error& e) {
-  if (dynamic_cast<const c10::OutOfMemoryError*>(&e) != nullptr) return true;
-  const std::string what = e.what_without_backtrace();
-  return what.find("can't allocate memory") != std::string::npos ||
-         what.find("not enough memory") != std::string::npos || what.find("out of memory") != std::string::npos;
-}
-}  // namespace lra::host
 
 int main(int argc, char** argv) {
   // Past a file-size limit (ulimit -f) write() then fails with EFBIG, which the
@@ -48,7 +38,7 @@ int main(int argc, char** argv) {
     // ("DefaultCPUAllocator: can't allocate memory: you tried to allocate N bytes"),
     // CUDA's as c10::OutOfMemoryError: both are exit 7, with LibTorch's size.
     const std::string what = e.what_without_backtrace();
-    if (lra::host::is_libtorch_out_of_memory(e)) {
+    if (lra::host::is_out_of_memory(e)) {
       const std::string line = "lrahost: error: out of memory in LibTorch (" + what.substr(0, what.find('\n')) +
                                "); lower the batch size, sequence length or --micro-batch";
       std::fprintf(stderr, "%s\n", line.c_str());

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "common/dir_lock.h"
 #include "device/device.h"
 #include "data/task_data.h"
 #include "lra/status.h"
@@ -11,6 +12,7 @@
 namespace lra::host {
 
 int data_generate_command(const GenerateArgs& a) {
+  check_output_dir_argument(a.out);  // empty, blank-named, a file: exit 2 before the generator runs
   const LoadedPlugin& task = open_plugin(a.generator, LRA_KIND_TASK);
   const lra::Params params = resolve_data_params(task, {}, "lrahost data generate");
   if (a.n && *a.n < 1) throw Error(ErrorKind::usage, "--n " + std::to_string(*a.n) + ": expected at least 1 example");

@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "common/atomic_file.h"
+#include "common/dir_lock.h"
 #include "common/ed25519.h"
 #include "lra/status.h"
 
@@ -46,6 +47,7 @@ void create_exclusive(const fs::path& file, const std::string& text, mode_t mode
 }  // namespace
 
 int keygen_command(const std::string& out) {
+  check_output_dir_argument(out);  // empty, blank-named, a file: exit 2
   const fs::path dir = out;
   const fs::path priv = dir / "lrahost-key.pem", pub = dir / "lrahost-key.pub.pem";
   std::error_code ec;

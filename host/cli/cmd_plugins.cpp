@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "common/text.h"
 #include "lra/status.h"
 #include "plugins/loader.h"
 
@@ -35,13 +36,15 @@ int inspect_command(const std::string& target) {
   const Descriptor d = read_descriptor(file);
   const Descriptor& h = host_descriptor();
   std::printf("file          %s\n", file.c_str());
-  std::printf("name          %s %s (%s plugin)\n", d.name.c_str(), d.version.c_str(), kind_name(d.kind));
-  std::printf("description   %s\n", d.description.c_str());
+  // Shown, not obeyed: a descriptor's strings may hold control or bidi characters (it is refused below then).
+  std::printf("name          %s %s (%s plugin)\n", text::visible_text(d.name).c_str(),
+              text::visible_text(d.version).c_str(), kind_name(d.kind));
+  std::printf("description   %s\n", text::visible_text(d.description).c_str());
   std::printf("SDK ABI       %u.%u (host %u.%u)\n", d.abi_major, d.abi_minor, h.abi_major, h.abi_minor);
   std::printf("LibTorch      %s (host %s)\n", d.torch_version.c_str(), h.torch_version.c_str());
   std::printf("C++ ABI       _GLIBCXX_USE_CXX11_ABI=%d (host %d), %s (host %s)\n", d.cxx11_abi, h.cxx11_abi,
               d.stdlib.c_str(), h.stdlib.c_str());
-  std::printf("compiler      %s\n", d.compiler.c_str());
+  std::printf("compiler      %s\n", text::visible_text(d.compiler).c_str());
   std::string caps;
   for (const auto& c : capability_names(d.capabilities)) caps += (caps.empty() ? "" : ", ") + c;
   if (d.kind == LRA_KIND_MIXER) std::printf("capabilities  %s\n", caps.empty() ? "none" : caps.c_str());
@@ -74,8 +77,8 @@ int plugins_command() {
     }
     std::string caps;
     for (const auto& c : capability_names(p.descriptor.capabilities)) caps += (caps.empty() ? "" : ",") + c;
-    std::printf("  %-6s %-20s %-8s %-10s %s%s%s\n", kind_name(p.descriptor.kind), p.descriptor.name.c_str(),
-                p.descriptor.version.c_str(), p.problems.empty() ? "ok" : "REJECTED", p.file.c_str(),
+    std::printf("  %-6s %-20s %-8s %-10s %s%s%s\n", kind_name(p.descriptor.kind),
+                text::visible_text(p.descriptor.name).c_str(), text::visible_text(p.descriptor.version).c_str(), p.problems.empty() ? "ok" : "REJECTED", p.file.c_str(),
                 caps.empty() ? "" : "  [", caps.empty() ? "" : (caps + "]").c_str());
     for (const auto& pr : p.problems) std::printf("         - %s\n", pr.c_str());
   }

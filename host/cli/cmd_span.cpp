@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/console_log.h"
+#include "common/dir_lock.h"
 #include "runs/span_run.h"
 
 namespace lra::host {
@@ -35,6 +36,7 @@ void print_summary(const SpanOutcome& r, int64_t requested, uint64_t seed) {
 }  // namespace
 
 int span_command(const SpanArgs& a) {
+  if (a.out) check_output_path_name(*a.out);  // empty or blank-named: exit 2 before any work
   auto log = make_logger();
   print_summary(measure_span(a, *log), a.samples, a.seed);
   return 0;

@@ -12,6 +12,7 @@
 #include "runs/official_registry.h"
 #include "common/utc_time.h"
 #include "common/build_info.h"
+#include "common/dir_lock.h"
 #include "common/json_input.h"
 #include "common/sha256.h"
 #include "lra/status.h"
@@ -46,6 +47,7 @@ std::string run_name(const json& result, std::set<std::string>& used) {
 }  // namespace
 
 int submit_command(const SubmitArgs& a) {
+  check_output_path_name(a.out);  // empty or blank-named: exit 2 before any work
   const auto files = collect_result_files({a.runs.begin(), a.runs.end()});
   std::vector<BundleFile> pack;
   json runs = json::array();

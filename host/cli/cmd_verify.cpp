@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "common/dir_lock.h"
 #include "lra/status.h"
 #include "runs/official_registry.h"
 #include "results/submission.h"
@@ -84,6 +85,7 @@ void add_verify_command(CLI::App& app, CommandSlot& slot) {
       if (!args.paths.empty())
         throw Error(ErrorKind::usage, "verify --reevaluate takes the bundle only; verify result files in a separate call");
       args.reevaluate.trusted_keys = args.trusted_keys;
+      if (args.reevaluate.out) check_output_path_name(*args.reevaluate.out);  // blank-named: exit 2 before unpacking
       return reevaluate_command(args.reevaluate);
     }
     if (args.reevaluate.sign_key)

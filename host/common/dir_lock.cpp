@@ -5,11 +5,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string>
 
+#include "common/text.h"
 #include "lra/status.h"
 
 namespace lra::host {
@@ -34,13 +36,32 @@ std::string read_all(int fd) {
 }
 
 [[noreturn]] void usage(const std::string& option, const fs::path& dir, const std::string& why) {
-  throw Error(ErrorKind::usage, option + " " + (dir.empty() ? std::string("''") : "'" + dir.string() + "'") + ": " + why);
+  // visible_text: a name with a newline or an escape sequence is shown, not obeyed.
+  throw Error(ErrorKind::usage, option + " '" + text::visible_text(dir.string()) + "': " + why);
 }
+
+bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
 
 }  // namespace
 
+void check_output_path_name(const fs::path& path, const std::string& option) {
+  const std::string& s = path.native();
+  if (s.empty()) usage(option, path, "is empty; pass the path to write to");
+  if (std::all_of(s.begin(), s.end(), is_blank)) usage(option, path, "is only blanks; pass the path to write to");
+  for (const char c : s)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      usage(option, path, "contains a control character; choose a name without one");
+  // The last named component ("runs/ x/" -> " x"): a leading or trailing
+  // blank makes a folder that looks like another one, or like nothing.
+  std::string last;
+  for (const auto& part : path)
+    if (!part.empty() && part != "." && part != "/") last = part.native();
+  if (!last.empty() && (is_blank(last.front()) || is_blank(last.back())))
+    usage(option, path, "the name '" + last + "' begins or ends with a blank; remove the blank (quote the path in the shell)");
+}
+
 void check_output_dir_argument(const fs::path& dir, const std::string& option) {
-  if (dir.empty()) usage(option, dir, "is empty; pass the directory to write into");
+  check_output_path_name(dir, option);
   std::error_code ec;
   const auto st = fs::status(dir, ec);
   if (fs::exists(st) && !fs::is_directory(st))

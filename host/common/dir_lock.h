@@ -42,8 +42,14 @@ class DirLock {
   bool created_dir_ = false;  // removed again on release when nothing else was written into it
 };
 
-// The checks of DirLock without creating or locking anything: empty, not a
-// directory, or under a file. For commands that validate early.
+// An output path (--out and the like) whose name cannot be told from another
+// or from nothing: empty or only blanks, a control character anywhere, or a
+// last component that begins or ends with a blank (`--out " "` made a folder
+// named by a space). Throws Error(usage) quoting the value.
+void check_output_path_name(const std::filesystem::path& path, const std::string& option = "--out");
+
+// The checks of DirLock without creating or locking anything: the name (as
+// above), empty, not a directory, or under a file. For commands that validate early.
 void check_output_dir_argument(const std::filesystem::path& dir, const std::string& option = "--out");
 
 }  // namespace lra::host

@@ -3,7 +3,9 @@
 // checkpoint state.json, sweep.json, suite.json ...). The nesting depth is
 // checked before nlohmann builds anything: a file nested 100,000 deep is a
 // 200 KB file that would otherwise overflow the stack in the recursive
-// walks (dump, digest, destructor) that follow a successful parse.
+// walks (dump, digest, destructor) that follow a successful parse. A key
+// that appears twice in one object is refused: nlohmann keeps the last,
+// other readers the first, so the file would say two things at once.
 #pragma once
 
 #include <cstddef>
@@ -21,8 +23,8 @@ namespace lra::host {
 // (result.json: 5); 64 leaves room for any hand-made file.
 inline constexpr int kMaxJsonDepth = 64;
 
-// A JSON input that cannot be used: malformed (the message is nlohmann's) or
-// nested too deep. Callers add the file name and turn it into their error kind.
+// A JSON input that cannot be used: malformed (the message is nlohmann's),
+// nested too deep, or with a duplicate key (named, with the object's path). Callers add the file name and turn it into their error kind.
 class JsonInputError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -33,7 +35,8 @@ class JsonInputError : public std::runtime_error {
 std::size_t json_depth_violation(std::string_view text, int max_depth = kMaxJsonDepth);
 
 // Parses `text`; throws JsonInputError when it is nested deeper than
-// `max_depth` (checked first, without recursion) or is not valid JSON.
+// `max_depth` (checked first, without recursion), is not valid JSON or has
+// an object with a key twice.
 nlohmann::json parse_json_input(std::string_view text, int max_depth = kMaxJsonDepth);
 // Reads the whole stream, then as above.
 nlohmann::json parse_json_input(std::istream& in, int max_depth = kMaxJsonDepth);

@@ -154,6 +154,13 @@ void fail(const char* call, const std::string& what) {
                                      where(call) + ": " + what);
 }
 
+void out_of_memory(const char* call, const std::string& what) {
+  const std::string name = plugin();
+  throw Error(ErrorKind::memory, "out of memory in " + (name.empty() ? std::string("the mixer") : "plugin '" + name + "'") +
+                                     " " + where(call) + ": " + what +
+                                     "; lower the batch size, sequence length, --micro-batch or the mixer's sizes");
+}
+
 void set_log_file(const std::string& path) {
   std::lock_guard<std::mutex> lock(g_mutex);
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);

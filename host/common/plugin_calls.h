@@ -45,6 +45,11 @@ std::string where(const char* call);
 // (training): WHAT". Keeps ErrorKind rules/data when the plugin chose them.
 [[noreturn]] void fail(const char* call, const std::string& what);
 
+// An allocation that failed inside plugin code (common/out_of_memory.h) as
+// the host's out-of-memory error, exit 7, not the plugin's fault: "out of
+// memory in plugin 'NAME' create (...): WHAT; lower ...".
+[[noreturn]] void out_of_memory(const char* call, const std::string& what);
+
 // The run log, to which the crash handler and append_to_log write (O_APPEND).
 void set_log_file(const std::string& path);
 // Appends one line to the run log, if one is set (main() does this with every

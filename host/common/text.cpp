@@ -1,5 +1,6 @@
 #include "common/text.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <sstream>
@@ -22,6 +23,17 @@ std::string_view trim(std::string_view s) {
   if (b == std::string_view::npos) return {};
   const auto e = s.find_last_not_of(kBlanks);
   return s.substr(b, e - b + 1);
+}
+
+std::optional<std::size_t> empty_list_item(std::string_view s, char sep) {
+  std::size_t index = 0, start = 0;
+  for (;;) {
+    const std::size_t end = std::min(s.find(sep, start), s.size());
+    if (trim(s.substr(start, end - start)).empty()) return index;
+    if (end == s.size()) return std::nullopt;
+    start = end + 1;
+    ++index;
+  }
 }
 
 std::vector<std::string> split_list(const std::string& s, char sep) {

@@ -4,6 +4,8 @@
 // the lowest libraries (plot/, common/) can use it.
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +26,11 @@ inline std::string first_line(std::string s) {
 
 // "a,b,,c" -> {"a", "b", "c"}: the non-empty items between `sep`s.
 std::vector<std::string> split_list(const std::string& s, char sep = ',');
+
+// The 0-based position of the first item of `s` that is empty or blank
+// ("0,,1" -> 1, "0,1," -> 2, "" -> 0), or nullopt: for lists where a
+// dropped item is a typo to refuse, not to skip.
+std::optional<std::size_t> empty_list_item(std::string_view s, char sep = ',');
 
 // Text from a file made safe to show to a person: characters that are
 // invisible or reorder what surrounds them — C0/C1 controls (tab, newline and

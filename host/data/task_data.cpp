@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <new>
 
+#include "common/out_of_memory.h"
+#include "common/text.h"
 #include "lra/status.h"
 #include "train/batches.h"
 
@@ -53,9 +55,9 @@ LoadedData load_task_data(const LoadedPlugin& task, const lra::Params& given, co
   if (auto st = task.task().load(req, &out.dataset); !st.ok()) {
     // The SDK's boundary (lra::guarded) reports a std::bad_alloc thrown in the
     // task as an internal error with what() "std::bad_alloc": it is exit 7.
-    if (st.kind == ErrorKind::internal && st.message == std::bad_alloc().what())
-      throw Error(ErrorKind::memory, "task '" + task.descriptor.name + "' ran out of memory (std::bad_alloc) loading " +
-                                         "its data from " + root.string() + ": the splits do not fit in memory");
+    if (st.kind == ErrorKind::internal && is_out_of_memory_message(st.message))
+      throw Error(ErrorKind::memory, "task '" + task.descriptor.name + "' ran out of memory (" + text::first_line(st.message) +
+                                         ") loading its data from " + root.string() + ": the splits do not fit in memory");
     throw Error(st.kind, st.message);
   }
   validate_split(out.dataset.train, out.dataset.info, "train");

@@ -97,11 +97,6 @@ void release_cached_memory(const c10::Device& d) {
 #endif
 }
 
-bool is_out_of_memory(const std::exception& e) {
-  const std::string what = e.what();
-  return what.find("out of memory") != std::string::npos || what.find("DefaultCPUAllocator: can't allocate") != std::string::npos;
-}
-
 std::optional<double> peak_flops(const c10::Device& d, bool bf16) {
 #ifdef LRA_WITH_CUDA
   if (d.is_cuda()) {

@@ -8,6 +8,8 @@
 
 #include <c10/core/Device.h>
 
+#include "common/out_of_memory.h"  // is_out_of_memory, for the callers that classify failures
+
 namespace lra::host {
 
 // "cpu", "cuda" (usage error when unavailable) or "auto" (CUDA when available).
@@ -35,8 +37,6 @@ std::string peak_memory_kind(const c10::Device& d);  // "cuda allocator peak" | 
 // Returns cached CUDA blocks to the driver (after an out-of-memory), no-op on CPU.
 void release_cached_memory(const c10::Device& d);
 
-// An out-of-memory failure of LibTorch (CUDA or CPU allocator)?
-bool is_out_of_memory(const std::exception& e);
 
 // Dense peak FLOP/s of the device for the given precision, when known
 // (H100/H200 SXM from NVIDIA's data sheets); nullopt for CPUs and other GPUs.

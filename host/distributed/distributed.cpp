@@ -1,6 +1,8 @@
 #include "distributed/distributed.h"
 
+#include <charconv>
 #include <chrono>
+#include <limits>
 #include <cstdlib>
 #include <set>
 #include <thread>
@@ -25,17 +27,26 @@ class ProcessGroupHandle {
 
 namespace {
 
-int parse_int(const std::map<std::string, std::string>& env, const std::string& key, int fallback, int min) {
+// An integer in min..max: a value outside says which side it is on, so an
+// integer that is merely too large is not called "not an integer".
+int parse_int(const std::map<std::string, std::string>& env, const std::string& key, int fallback, int min,
+              int max = std::numeric_limits<int>::max()) {
   auto it = env.find(key);
   if (it == env.end() || it->second.empty()) return fallback;
-  try {
-    size_t used = 0;
-    const int v = std::stoi(it->second, &used);
-    if (used == it->second.size() && v >= min) return v;
-  } catch (const std::exception&) {
-  }
-  throw Error(ErrorKind::usage, "environment variable " + key + "=" + it->second + ": expected an integer >= " +
-                                    std::to_string(min));
+  const std::string& s = it->second;
+  long long v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  std::string why;
+  if (end != s.data() + s.size() || (ec != std::errc() && ec != std::errc::result_out_of_range))
+    why = "is not an integer";
+  else if (ec == std::errc::result_out_of_range ? s[0] != '-' : v > max)
+    why = "is too large";
+  else if (ec == std::errc::result_out_of_range || v < min)
+    why = "is too small";
+  else
+    return static_cast<int>(v);
+  throw Error(ErrorKind::usage, "environment variable " + key + "=" + s + " " + why + ": expected an integer in " +
+                                    std::to_string(min) + ".." + std::to_string(max));
 }
 
 }  // namespace
@@ -62,9 +73,9 @@ RankInfo rank_info_from(const std::map<std::string, std::string>& env) {
     throw Error(ErrorKind::usage, "rank " + std::to_string(r.rank) + " is not below the world size " +
                                       std::to_string(r.world_size) + " (" + r.source + ")");
   if (auto it = env.find("MASTER_ADDR"); it != env.end() && !it->second.empty()) r.master_addr = it->second;
-  r.master_port = parse_int(env, "MASTER_PORT", 29500, 1);
-  r.timeout_s = parse_int(env, "LRA_DIST_TIMEOUT", RankInfo::kDefaultRendezvousTimeoutSeconds, 1);
-  if (r.master_port > 65535) throw Error(ErrorKind::usage, "MASTER_PORT=" + std::to_string(r.master_port) + ": not a port");
+  r.master_port = parse_int(env, "MASTER_PORT", 29500, 1, 65535);
+  r.timeout_s = parse_int(env, "LRA_DIST_TIMEOUT", RankInfo::kDefaultRendezvousTimeoutSeconds, 1,
+                          RankInfo::kMaxRendezvousTimeoutSeconds);
   // torchrun (torchelastic) may already serve the store on MASTER_PORT and
   // say so; rank 0 then joins it as a client instead of binding the port.
   if (auto it = env.find("TORCHELASTIC_USE_AGENT_STORE"); it != env.end())

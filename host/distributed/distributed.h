@@ -31,6 +31,7 @@ struct RankInfo {
   // up with a usage error naming the ranks that never arrived.
   int timeout_s = kDefaultRendezvousTimeoutSeconds;
   static constexpr int kDefaultRendezvousTimeoutSeconds = 300;
+  static constexpr int kMaxRendezvousTimeoutSeconds = 7 * 24 * 3600;  // a week: longer is a typo, not a queue
 };
 
 // Pure function of the variables (for tests); throws usage errors naming the

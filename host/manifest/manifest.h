@@ -38,6 +38,21 @@ inline constexpr int64_t kMaxSequenceLength = int64_t{1} << 20;
 inline constexpr int64_t kMaxModelWidth = int64_t{1} << 16;
 inline constexpr int64_t kMaxModelLayers = 1024;
 inline constexpr int64_t kMaxBatchSize = int64_t{1} << 16;
+// Step counts (train.steps, warmup, decay_steps, steps_per_cycle, eval_every,
+// checkpoint_every): 2^30 is 2,000x LRA's longest run; below it their sums
+// (warmup + decay_steps) cannot overflow.
+inline constexpr int64_t kMaxTrainSteps = int64_t{1} << 30;
+
+// The optimizer's numbers, bounded the same way (exit 4 naming the key and the
+// range): a finite but absurd value (train.lr = 1e308) is no setting anyone
+// trains with, it only overflows the parameters into a non-finite loss after
+// training has started. Every released manifest lies far inside (lr <= 0.05,
+// weight_decay <= 0.1, eps >= 1e-9, grad_clip <= 1, budget ratio 1.1).
+inline constexpr double kMaxLearningRate = 10.0;        // train.lr in (0, 10]
+inline constexpr double kMaxWeightDecay = 10.0;         // train.weight_decay in [0, 10]
+inline constexpr double kMaxAdamEps = 1.0;              // train.eps in (0, 1]
+inline constexpr double kMaxGradClip = 1.0e6;           // train.grad_clip in [0, 1e6] (0 = off)
+inline constexpr double kMaxParamBudgetRatio = 1000.0;  // rules.param_budget_ratio in [1, 1000]
 
 struct ModelConfig {
   int64_t layers = 0, d_model = 0, heads = 0, qkv_dim = 0, ffn_dim = 0;

@@ -32,6 +32,14 @@ struct Checker {
       bad(dotted, std::to_string(v),
           "expected at most " + std::to_string(limit) + " (a size beyond what lrahost allocates for a model)");
   }
+  // Numbers whose size is no setting, only an overflow (manifest.h's kMax*).
+  void number_at_most(const std::string& dotted, double v, double limit, const std::string& range) const {
+    if (v > limit) bad(dotted, fmt_double(v), "expected a number in " + range + "; a larger value only overflows the training");
+  }
+  void steps_at_most(const std::string& dotted, int64_t v) const {
+    if (v > kMaxTrainSteps)
+      bad(dotted, std::to_string(v), "expected at most " + std::to_string(kMaxTrainSteps) + " steps (2^30)");
+  }
   void finite(const std::string& dotted, double v) const {
     if (!std::isfinite(v)) bad(dotted, fmt_double(v), "expected a finite number");
   }
@@ -116,6 +124,7 @@ void check_schedule(const TrainConfig& t, const Checker& c) {
               " (factors are joined by '*'; known factors: " + text::join(lr_factor_names()) + ")");
   }
   if (t.warmup < 0) c.bad("train.warmup", std::to_string(t.warmup), "expected an integer >= 0");
+  c.steps_at_most("train.warmup", t.warmup);
   if (t.warmup == 0) {
     for (LrFactor f : *factors) {
       if (factor_needs_warmup(f))
@@ -125,8 +134,10 @@ void check_schedule(const TrainConfig& t, const Checker& c) {
     }
   }
   c.positive("train.steps_per_cycle", t.steps_per_cycle);
+  c.steps_at_most("train.steps_per_cycle", t.steps_per_cycle);
   c.one_of("train.precision", t.precision, {"auto", "float32"});
   if (t.decay_steps < 0) c.bad("train.decay_steps", std::to_string(t.decay_steps), "expected an integer >= 0");
+  c.steps_at_most("train.decay_steps", t.decay_steps);
   if (std::find(factors->begin(), factors->end(), LrFactor::wsd) != factors->end()) {
     if (t.decay_steps <= 0)
       c.bad("train.decay_steps", std::to_string(t.decay_steps),
@@ -142,6 +153,7 @@ void check_optimizer(const TrainConfig& t, const Checker& c) {
   c.finite("train.weight_decay", t.weight_decay);
   if (t.weight_decay < 0.0)
     c.bad("train.weight_decay", fmt_double(t.weight_decay), "expected a number >= 0");
+  c.number_at_most("train.weight_decay", t.weight_decay, kMaxWeightDecay, "[0, 10]");
   for (double b : {t.beta1, t.beta2}) {
     if (!std::isfinite(b) || b < 0.0 || b >= 1.0)
       c.bad("train.betas", "[" + fmt_double(t.beta1) + ", " + fmt_double(t.beta2) + "]",
@@ -149,20 +161,26 @@ void check_optimizer(const TrainConfig& t, const Checker& c) {
   }
   c.finite("train.eps", t.eps);
   if (t.eps <= 0.0) c.bad("train.eps", fmt_double(t.eps), "expected a positive number");
+  c.number_at_most("train.eps", t.eps, kMaxAdamEps, "(0, 1]");
   c.finite("train.grad_clip", t.grad_clip);
   if (t.grad_clip < 0.0)
     c.bad("train.grad_clip", fmt_double(t.grad_clip), "expected a number >= 0 (0 turns clipping off)");
+  c.number_at_most("train.grad_clip", t.grad_clip, kMaxGradClip, "[0, 1e6] (0 turns clipping off)");
 }
 
 void check_train(const TrainConfig& t, const Checker& c) {
   c.positive("train.steps", t.steps);
+  c.steps_at_most("train.steps", t.steps);
   c.positive("train.batch_size", t.batch_size);
   c.finite("train.lr", t.lr);
   if (t.lr <= 0.0) c.bad("train.lr", fmt_double(t.lr), "expected a positive number");
+  c.number_at_most("train.lr", t.lr, kMaxLearningRate, "(0, 10]");
   check_schedule(t, c);
   check_optimizer(t, c);
   c.positive("train.eval_every", t.eval_every);
+  c.steps_at_most("train.eval_every", t.eval_every);
   c.positive("train.checkpoint_every", t.checkpoint_every);
+  c.steps_at_most("train.checkpoint_every", t.checkpoint_every);
   if (t.seed < 0) c.bad("train.seed", std::to_string(t.seed), "expected an integer >= 0");
   c.positive("train.eval_batch_size", t.eval_batch_size);
   c.at_most("train.batch_size", t.batch_size, kMaxBatchSize);
@@ -174,6 +192,7 @@ void check_rules(const RulesConfig& r, const Checker& c) {
   if (r.param_budget_ratio < 1.0)
     c.bad("rules.param_budget_ratio", fmt_double(r.param_budget_ratio),
           "expected a number >= 1.0 (the reference Transformer itself must fit the budget)");
+  c.number_at_most("rules.param_budget_ratio", r.param_budget_ratio, kMaxParamBudgetRatio, "[1, 1000]");
   std::vector<int64_t> seen;
   for (int64_t seed : r.seeds) {
     if (seed < 0) c.bad("rules.seeds", std::to_string(seed), "expected seeds >= 0");

@@ -5,6 +5,7 @@
 
 #include <c10/util/Exception.h>
 
+#include "common/out_of_memory.h"
 #include "common/plugin_calls.h"
 #include "lra/status.h"
 
@@ -25,13 +26,16 @@ torch::Tensor guarded_forward(lra::Mixer& mixer, const torch::Tensor& x, const t
   try {
     return mixer.forward(x, mask);
   } catch (const lra::Error& e) {
-    if (e.kind() == ErrorKind::rules || e.kind() == ErrorKind::data) throw;
+    if (e.kind() == ErrorKind::rules || e.kind() == ErrorKind::data || e.kind() == ErrorKind::memory) throw;
     plugin_calls::fail("forward", e.what());
   } catch (const c10::Error& e) {
     std::string what = e.what_without_backtrace();
     if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
+    // An allocation that failed is the run's size, not the plugin's fault (exit 7).
+    if (is_out_of_memory(e)) plugin_calls::out_of_memory("forward", what);
     plugin_calls::fail("forward", what);
   } catch (const std::exception& e) {
+    if (is_out_of_memory(e)) plugin_calls::out_of_memory("forward", e.what());
     plugin_calls::fail("forward", e.what());
   }
 }

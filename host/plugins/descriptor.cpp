@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "common/plugin_identity.h"
 #include "lra/build_facts.h"
 #include "lra/status.h"
 #include "plugins/elf_section.h"
@@ -127,6 +128,16 @@ std::vector<std::string> compatibility_problems(const Descriptor& p, const Descr
     out.push_back("descriptor claims struct_size " + std::to_string(p.struct_size) + " bytes, its " +
                   LRA_PLUGIN_SECTION + " section holds only " + std::to_string(p.section_size) +
                   ": a corrupt or hand-written record; build the plugin with lra_add_plugin() and LRA_MIXER_PLUGIN");
+  // Identity strings go into every table, page and log line: bounded and
+  // visible (common/plugin_identity.h). A field without its NUL reads as one
+  // byte too long.
+  for (const auto& problem : {plugin_name_problem(p.name), plugin_version_problem(p.version),
+                              plugin_description_problem(p.description)})
+    if (problem)
+      out.push_back("descriptor's " + *problem + " (docs/abi.md); give LRA_MIXER_PLUGIN a name of at most " +
+                    std::to_string(kMaxPluginNameBytes) + " characters A-Z a-z 0-9 . _ -, a version of at most " +
+                    std::to_string(kMaxPluginVersionBytes) + " and a description of at most " +
+                    std::to_string(kMaxPluginDescriptionBytes) + " bytes");
   if (const uint32_t unknown = p.capabilities & ~kKnownCapabilities; unknown != 0) {
     char hex[16];
     std::snprintf(hex, sizeof hex, "0x%08x", unknown);

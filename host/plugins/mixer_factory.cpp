@@ -1,5 +1,6 @@
 #include "plugins/mixer_factory.h"
 
+#include "common/out_of_memory.h"
 #include "common/plugin_calls.h"
 #include "lra/status.h"
 
@@ -12,9 +13,14 @@ MixerMaker plugin_mixer_factory(const LoadedPlugin& mixer, const lra::Params& op
   return [&mixer, options](const lra::MixerSpec& ms) {
     std::shared_ptr<lra::Mixer> m;
     plugin_calls::Call call("create");
-    if (auto st = mixer.mixer().create(ms, options, &m); !st.ok())
+    if (auto st = mixer.mixer().create(ms, options, &m); !st.ok()) {
+      // The SDK's boundary passes a std::bad_alloc or LibTorch's allocator
+      // error on as an internal Status: out of memory (exit 7), not a plugin fault.
+      if (st.kind == ErrorKind::internal && is_out_of_memory_message(st.message))
+        plugin_calls::out_of_memory("create", st.message.substr(0, st.message.find('\n')));
       throw Error(st.kind == ErrorKind::internal ? ErrorKind::plugin : st.kind,
                   "plugin '" + mixer.descriptor.name + "' could not build its mixer: " + st.message);
+    }
     return m;
   };
 }

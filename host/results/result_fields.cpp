@@ -2,6 +2,7 @@
 // (when required), of its type, and in its range.
 #include "results/verify_checks.h"
 
+#include "common/plugin_identity.h"
 #include "results/result.h"
 
 namespace lra::host::verify_internal {
@@ -23,8 +24,13 @@ void check_host_section(Checker& c) {
 const json* check_plugin_section(Checker& c) {
   const json* total = nullptr;
   if (!c.require("plugin", kObject)) return total;
-  c.require("plugin.name", kString);
-  c.require("plugin.version", kString);
+  // The descriptor's rules (common/plugin_identity.h): a host only writes
+  // names that pass them, and a forged 10 MB name would fill every page.
+  if (const json* name = c.require("plugin.name", kString))
+    if (const auto problem = plugin_name_problem(name->get_ref<const std::string&>())) c.fail("plugin.name: " + *problem);
+  if (const json* version = c.require("plugin.version", kString))
+    if (const auto problem = plugin_version_problem(version->get_ref<const std::string&>()))
+      c.fail("plugin.version: " + *problem);
   c.optional("plugin.file", kString | kNull);
   check_sha256_field(c, "plugin.sha256", c.require("plugin.sha256", kString));
   c.require("plugin.options", kObject);

@@ -27,19 +27,13 @@ namespace lra::host {
 namespace fs = std::filesystem;
 
 std::vector<std::string> split_list(const std::string& s, const std::string& what) {
-  // Every item counts: "0,,1" or "listops," is a typo, not a shorter list.
-  std::vector<std::string> out;
-  size_t begin = 0;
-  while (true) {
-    const size_t end = s.find(',', begin);
-    const std::string item = s.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
-    if (item.empty() || item.find_first_not_of(" \t") == std::string::npos)
-      throw Error(ErrorKind::usage, what + ": '" + s + "' has an empty item; expected a comma-separated list such as "
-                                           "a,b,c");
-    out.push_back(item);
-    if (end == std::string::npos) break;
-    begin = end + 1;
-  }
+  // Every element counts: "0,,1" or "0,1," is a typo, never a shorter list.
+  if (const auto empty = text::empty_list_item(s))
+    throw Error(ErrorKind::usage, what + " '" + text::visible_text(s) + "': element " + std::to_string(*empty + 1) +
+                                      " is empty (an empty item is a typo, not a shorter list); give a comma-separated "
+                                      "list without empty elements, e.g. 0,1,2");
+  std::vector<std::string> out = text::split_list(s);
+  if (out.empty()) throw Error(ErrorKind::usage, what + ": expected a comma-separated list, got '" + s + "'");
   return out;
 }
 

@@ -7,3 +7,7 @@ lra_unit_test(test_host
 target_compile_definitions(test_host PRIVATE LRA_PLUGIN_DIR="${LRA_PLUGIN_OUTPUT_DIR}"
                                             LRA_FIXTURE_PLUGIN_DIR="${LRA_FIXTURE_PLUGIN_DIR}")
 add_dependencies(test_host lra_mixer_transformer lra_test_fixtures)
+
+# Issue 31 (point 7): hostile values in files, options and the environment.
+lra_unit_test(test_hostile_inputs SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_hostile_inputs.cpp
+  LIBS lra_host_cli TORCH_PCH LABELS unit adversarial)
