@@ -131,35 +131,9 @@ int nobody_user_namespace(std::string& why) {
   return fd;
 }
 
-// A path bound into the sandbox through a descriptor the verifier opened
-// (O_PATH): bwrap, already user nobody when the verifier is root, could not
-// reach a path under a folder only root may enter (a mkdtemp folder, /root).
-struct FdBind {
-  fs::path path;
-  bool writable = false;
-  int fd = -1;      // in the verifier
-  int number = -1;  // in bwrap
-};
-
-// The binds that are not system folders, in mount order: the host's own
-// files, the scratch folder, then the caller's read-only paths (a later one
-// lands on top of an earlier one, so one of those inside scratch stays read-only).
-std::vector<FdBind> path_binds(const std::vector<std::string>& argv, const fs::path& scratch,
-                               const SandboxMounts& mounts) {
-  std::set<fs::path> files;
-  for (const auto& lib : loaded_libraries()) files.insert(lib);
-  std::error_code ec;
-  const fs::path exe = fs::canonical(argv.at(0), ec);
-  if (!ec && !in_system_dirs(exe)) files.insert(exe);
-  std::vector<FdBind> binds;
-  for (const auto& f : files) binds.push_back({f, false});
-  binds.push_back({scratch, true});
-  for (const auto& m : mounts.read_only) binds.push_back({fs::absolute(m).lexically_normal(), false});
-  return binds;
-}
-
-std::vector<std::string> bwrap_prefix(const std::string& bwrap, const fs::path& scratch, const SandboxLimits& limits,
-                                      const std::vector<FdBind>& binds, int userns_fd, int info_fd) {
+std::vector<std::string> bwrap_prefix(const std::string& bwrap, const std::vector<std::string>& argv,
+                                      const fs::path& scratch, const SandboxLimits& limits,
+                                      const SandboxMounts& mounts, int userns_fd, int info_fd) {
   std::vector<std::string> v = {bwrap, "--info-fd", std::to_string(info_fd)};
   if (userns_fd >= 0) v.insert(v.end(), {"--userns", std::to_string(userns_fd)});
   else v.push_back("--unshare-user");
@@ -175,9 +149,18 @@ std::vector<std::string> bwrap_prefix(const std::string& bwrap, const fs::path& 
   }
   v.insert(v.end(), {"--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"});
   for (const char* f : kEtcFiles) v.insert(v.end(), {"--ro-bind-try", f, f});
-  for (const auto& b : binds)
-    v.insert(v.end(), {b.writable ? "--bind-fd" : "--ro-bind-fd", std::to_string(b.number), b.path.string()});
+  std::set<fs::path> files;
+  for (const auto& lib : loaded_libraries()) files.insert(lib);
   std::error_code ec;
+  const fs::path exe = fs::canonical(argv.at(0), ec);
+  if (!ec && !in_system_dirs(exe)) files.insert(exe);
+  for (const auto& f : files) v.insert(v.end(), {"--ro-bind", f.string(), f.string()});
+  // The scratch folder before the read-only paths: one of those inside it stays read-only.
+  v.insert(v.end(), {"--bind", scratch.string(), scratch.string()});
+  for (const auto& m : mounts.read_only) {
+    const fs::path p = fs::absolute(m).lexically_normal();
+    v.insert(v.end(), {"--ro-bind", p.string(), p.string()});
+  }
   if (limits.gpu) {
     for (const auto& e : fs::directory_iterator("/dev", ec)) {
       const std::string name = e.path().filename().string();
@@ -280,7 +263,6 @@ SandboxOutcome run_in_sandbox(const std::vector<std::string>& argv_in, const fs:
   if (const fs::path exe = fs::canonical(argv[0], ec); !ec) argv[0] = exe.string();
 
   int userns_fd = -1;
-  std::vector<FdBind> binds;
   std::vector<std::string> full;
   if (sandboxed) {
     if (geteuid() == 0) {
@@ -297,22 +279,8 @@ SandboxOutcome run_in_sandbox(const std::vector<std::string>& argv_in, const fs:
         return out;
       }
     }
-    // The child moves the namespace's descriptor to fd 3, bwrap's info pipe
-    // after it, then the binds' descriptors.
-    binds = path_binds(argv, scratch, mounts);
-    int number = userns_fd >= 0 ? 5 : 4;
-    for (auto& b : binds) {
-      b.fd = open(b.path.c_str(), O_PATH | O_CLOEXEC);
-      b.number = number++;
-      if (b.fd < 0) {
-        out.log_tail = "sandbox: cannot open " + b.path.string() + " to bind it: " + std::strerror(errno);
-        for (auto& c : binds)
-          if (c.fd >= 0) close(c.fd);
-        if (userns_fd >= 0) close(userns_fd);
-        return out;
-      }
-    }
-    full = bwrap_prefix(find_bwrap(), scratch, limits, binds, userns_fd >= 0 ? 3 : -1, userns_fd >= 0 ? 4 : 3);
+    // The child moves the namespace's descriptor to fd 3 and bwrap's info pipe after it.
+    full = bwrap_prefix(find_bwrap(), argv, scratch, limits, mounts, userns_fd >= 0 ? 3 : -1, userns_fd >= 0 ? 4 : 3);
   }
   full.insert(full.end(), argv.begin(), argv.end());
   std::vector<char*> cargv;
@@ -335,7 +303,6 @@ SandboxOutcome run_in_sandbox(const std::vector<std::string>& argv_in, const fs:
   if (pipe2(output, O_CLOEXEC) != 0 || (sandboxed && pipe2(info, O_CLOEXEC) != 0)) {
     out.log_tail = std::string("sandbox: pipe: ") + std::strerror(errno);
     if (userns_fd >= 0) close(userns_fd);
-    for (auto& b : binds) close(b.fd);
     return out;
   }
   const pid_t pid = fork();
@@ -343,7 +310,6 @@ SandboxOutcome run_in_sandbox(const std::vector<std::string>& argv_in, const fs:
     out.log_tail = std::string("fork failed: ") + std::strerror(errno);
     for (int fd : {output[0], output[1], info[0], info[1], userns_fd})
       if (fd >= 0) close(fd);
-    for (auto& b : binds) close(b.fd);
     return out;
   }
   if (pid == 0) {
@@ -354,18 +320,12 @@ SandboxOutcome run_in_sandbox(const std::vector<std::string>& argv_in, const fs:
     if (devnull >= 0) dup2(devnull, STDIN_FILENO);
     // Descriptors to keep go first above any number they could collide with,
     // then to 3 and 4 (dup2 clears O_CLOEXEC there).
-    // All of them first to numbers above every target, so no move clobbers
-    // one still to be moved (the vectors were sized before fork: no allocation here).
-    int keep[2] = {userns_fd, info[1]};
-    const int above = 64 + static_cast<int>(binds.size()) + 5;
-    for (int& fd : keep)
-      if (fd >= 0) fd = fcntl(fd, F_DUPFD_CLOEXEC, above);
-    for (auto& b : binds) b.fd = fcntl(b.fd, F_DUPFD_CLOEXEC, above);
     int next = 3;
-    for (int fd : keep)
-      if (fd >= 0) dup2(fd, next++);
-    for (const auto& b : binds) dup2(b.fd, b.number);
-    if (!binds.empty()) next = binds.back().number + 1;
+    for (int fd : {userns_fd, info[1]}) {
+      if (fd < 0) continue;
+      const int high = fcntl(fd, F_DUPFD_CLOEXEC, 10);
+      dup2(high, next++);
+    }
     // No other descriptor of the verifier's (a key file, a socket) reaches the command.
     close_range(static_cast<unsigned>(next), ~0U, 0);
     // An AddressSanitizer build (LRA_SANITIZE, a developer build) reserves
@@ -391,7 +351,6 @@ SandboxOutcome run_in_sandbox(const std::vector<std::string>& argv_in, const fs:
   close(output[1]);
   if (info[1] >= 0) close(info[1]);
   if (userns_fd >= 0) close(userns_fd);
-  for (auto& b : binds) close(b.fd);
   setpgid(pid, pid);
   fcntl(output[0], F_SETFL, O_NONBLOCK);
   if (info[0] >= 0) fcntl(info[0], F_SETFL, O_NONBLOCK);

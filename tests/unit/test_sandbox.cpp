@@ -197,26 +197,6 @@ TEST_F(SandboxTest, OnlyTheScratchFolderIsWritable) {
   EXPECT_TRUE(fs::exists(outside.path / "escaped"));
 }
 
-// The verifier's --out often lies under a folder only it may enter (mkdtemp's
-// 0700, /root): the scratch folder and the read-only inputs there are bound
-// through descriptors the verifier opened, so the sandbox still gets them
-// (and nothing else of that folder).
-TEST_F(SandboxTest, ScratchAndInputsUnderAFolderOnlyTheVerifierMayEnterAreBound) {
-  Tmp outer;
-  ASSERT_EQ(chmod(outer.path.c_str(), 0700), 0);
-  const fs::path scratch = outer.path / "scratch", input = outer.path / "inputs.txt", other = outer.path / "secret.txt";
-  fs::create_directories(scratch);
-  std::ofstream(input) << "the inputs\n";
-  std::ofstream(other) << "not bound\n";
-  const auto o = run_in_sandbox({"/bin/bash", "-c", "cat " + input.string() + " && echo written > out.txt; cat " +
-                                                        other.string() + " || echo other-invisible"},
-                                scratch, limits(), SandboxMounts{{input}});
-  EXPECT_EQ(o.exit_code, 0) << o.log_tail;
-  EXPECT_TRUE(contains(o.log_tail, "the inputs")) << o.log_tail;
-  EXPECT_TRUE(contains(o.log_tail, "other-invisible")) << o.log_tail;
-  EXPECT_TRUE(fs::exists(scratch / "out.txt")) << o.log_tail;
-}
-
 TEST_F(SandboxTest, HasNoNetwork) {
   // A listener on the host's loopback, which the sandboxed process must not reach.
   const int server = socket(AF_INET, SOCK_STREAM, 0);
