@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <cstring>
 #include <fstream>
 #include <numeric>
 #include <random>
@@ -126,6 +127,31 @@ int64_t count_matches(const std::vector<int32_t>& predicted, const lra::Split& s
   return correct;
 }
 
+// The sandbox's working folders: under /tmp, in a folder user nobody may
+// traverse (mode 0711). bubblewrap, run as nobody for a root verifier, cannot
+// reach a path under a folder only root may enter (mkdtemp's 0700, /root),
+// which is where --out may well lie; what the sandbox reads is staged there.
+fs::path make_sandbox_area() {
+  std::string tmpl = "/tmp/lrahost-sandbox-XXXXXX";
+  if (!mkdtemp(tmpl.data()))
+    throw Error(ErrorKind::storage, "cannot create the sandbox's working folder " + tmpl + ": " + std::strerror(errno));
+  fs::permissions(tmpl, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
+  return tmpl;
+}
+
+// A folder of the sandbox area everyone may read (the sandbox runs as nobody).
+void make_readable_folder(const fs::path& dir) {
+  fs::create_directories(dir);
+  fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                           fs::perms::others_read | fs::perms::others_exec);
+}
+
+fs::path stage_readable(const fs::path& from, const fs::path& to) {
+  fs::copy_file(from, to, fs::copy_options::overwrite_existing);
+  fs::permissions(to, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
+  return to;
+}
+
 void reevaluate_one(const ReevaluateOptions& o, const OfficialLookup& official, const fs::path& run_dir,
                     const fs::path& plugin_file, const fs::path& scratch, const fs::path& log_dir,
                     RunReevaluation& r) {
@@ -239,16 +265,21 @@ void reevaluate_one(const ReevaluateOptions& o, const OfficialLookup& official, 
   //    predicts once with the submitted weights and once with the fresh ones,
   //    in a secret order: the two passes differ only in model.pt's bytes.
   const std::string exe = fs::read_symlink("/proc/self/exe").string();
+  make_readable_folder(scratch);
+  make_readable_folder(scratch / "submitted" / "run");
+  stage_readable(r.result_file, scratch / "submitted" / "run" / kResultFileName);
+  const fs::path submitted_model = stage_readable(run_dir / "model.pt", scratch / "submitted" / "run" / "model.pt");
+  const fs::path plugin = stage_readable(plugin_file, scratch / "submitted" / plugin_file.filename());
   const fs::path init_dir = scratch / "init";
   fs::create_directories(init_dir);
   write_file_atomic(init_dir / "task-info.json", task_info.dump());
   json passes = json::object();
   const PassOutcome init = run_pass(
       o,
-      {exe, "evaluate-run", "--init-weights", "--run", run_dir.string(), "--plugin", plugin_file.string(), "--task-info",
-       (init_dir / "task-info.json").string(), "--out", (init_dir / "fresh.pt").string(), "--threads",
-       std::to_string(o.threads)},
-      init_dir, {run_dir, plugin_file}, log_dir / (r.run + "-init.log"));
+      {exe, "evaluate-run", "--init-weights", "--run", (scratch / "submitted" / "run").string(), "--plugin",
+       plugin.string(), "--task-info", (init_dir / "task-info.json").string(), "--out",
+       (init_dir / "fresh.pt").string(), "--threads", std::to_string(o.threads)},
+      init_dir, {scratch / "submitted"}, log_dir / (r.run + "-init.log"));
   passes["init"] = describe_pass(init);
   r.report["sandbox"] = {{"bubblewrap", o.sandbox},
                          {"memory_limit_bytes", o.limits.memory_bytes},
@@ -286,18 +317,18 @@ void reevaluate_one(const ReevaluateOptions& o, const OfficialLookup& official, 
 
   const fs::path eval_dir = scratch / "eval";
   const std::vector<std::string> predict_argv = {
-      exe, "evaluate-run", "--run", (eval_dir / "run").string(), "--plugin", plugin_file.string(), "--task-info",
+      exe, "evaluate-run", "--run", (eval_dir / "run").string(), "--plugin", plugin.string(), "--task-info",
       (eval_dir / "task-info.json").string(), "--inputs", (eval_dir / "inputs").string(), "--out",
       (eval_dir / "predictions").string(), "--device", o.device, "--threads", std::to_string(o.threads)};
   const lra::Split shuffled = permuted(all, order);
   auto predict_with = [&](const fs::path& weights, const std::string& name) -> std::optional<std::vector<int32_t>> {
     fs::remove_all(eval_dir);
-    fs::create_directories(eval_dir / "run");
-    fs::copy_file(r.result_file, eval_dir / "run" / kResultFileName);
-    fs::copy_file(weights, eval_dir / "run" / "model.pt");
+    make_readable_folder(eval_dir / "run");
+    stage_readable(r.result_file, eval_dir / "run" / kResultFileName);
+    stage_readable(weights, eval_dir / "run" / "model.pt");
     write_file_atomic(eval_dir / "task-info.json", task_info.dump());
     write_inputs_file(eval_dir / "inputs", shuffled);
-    const PassOutcome p = run_pass(o, predict_argv, eval_dir, {plugin_file}, log_dir / (r.run + "-" + name + ".log"));
+    const PassOutcome p = run_pass(o, predict_argv, eval_dir, {plugin}, log_dir / (r.run + "-" + name + ".log"));
     passes[name] = describe_pass(p);
     std::optional<std::vector<int32_t>> out;
     if (p.outcome.exit_code != 0) {
@@ -317,11 +348,11 @@ void reevaluate_one(const ReevaluateOptions& o, const OfficialLookup& official, 
   };
   std::optional<std::vector<int32_t>> trained, fresh;
   if (secret() & 1) {
-    trained = predict_with(run_dir / "model.pt", "trained");
+    trained = predict_with(submitted_model, "trained");
     fresh = predict_with(fresh_model, "fresh");
   } else {
     fresh = predict_with(fresh_model, "fresh");
-    trained = predict_with(run_dir / "model.pt", "trained");
+    trained = predict_with(submitted_model, "trained");
   }
   r.report["sandbox"]["passes"] = passes;
   if (!trained || !fresh) return;
@@ -434,6 +465,14 @@ std::vector<RunReevaluation> reevaluate_bundle(const ReevaluateOptions& o, const
   if (!runs || !runs->is_array() || runs->empty())
     throw Error(ErrorKind::data, "bundle " + o.bundle.string() + ": bundle.json lists no runs");
   std::vector<RunReevaluation> out;
+  struct Area {  // removed however this ends
+    fs::path path = make_sandbox_area();
+    ~Area() {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  } sandbox_area;
+  const fs::path& area = sandbox_area.path;
   for (const auto& entry : *runs) {
     RunReevaluation r;
     r.run = entry.value("dir", std::string());
@@ -451,8 +490,8 @@ std::vector<RunReevaluation> reevaluate_bundle(const ReevaluateOptions& o, const
                 {"verifier", {{"version", build_info().version}, {"git_revision", build_info().git_revision}}},
                 {"checked_at", utc_now()}};
     try {
-      reevaluate_one(o, official, fs::absolute(run_dir), fs::absolute(o.out / plugin),
-                     fs::absolute(o.out / "scratch" / r.run), fs::absolute(o.out / "logs"), r);
+      reevaluate_one(o, official, fs::absolute(run_dir), fs::absolute(o.out / plugin), area / r.run,
+                     fs::absolute(o.out / "logs"), r);
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::storage || e.kind() == ErrorKind::memory) throw;
       r.reasons.push_back(std::string("cannot re-evaluate: ") + e.what());
@@ -464,10 +503,10 @@ std::vector<RunReevaluation> reevaluate_bundle(const ReevaluateOptions& o, const
     r.report = seal_reevaluation(std::move(r.report), o.sign_key.get());
     write_file_atomic(run_dir / kReevaluationFileName,
                       r.report.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+    std::error_code ec;
+    fs::remove_all(area / r.run, ec);  // the next run starts with the space this one used
     out.push_back(std::move(r));
   }
-  std::error_code ec;
-  fs::remove_all(o.out / "scratch", ec);
   return out;
 }
 

@@ -141,7 +141,9 @@ TEST_F(ReevaluateCli, AdversarialPredictionsThatIgnoreTheWeightsAreCaught) {
   EXPECT_TRUE(rep["fresh_weights"]["flagged"].get<bool>()) << rep.dump(2);
   // What the plugin printed stays in the maintainer's local log, not in the report.
   EXPECT_EQ(rep.dump().find("oracle:"), std::string::npos) << rep.dump(2);
-  EXPECT_NE(read_text(checked / "logs" / "listops-seed-0-trained.log").find("oracle: answered"), std::string::npos);
+  // It saw one inputs file: the 200 public and 202 private examples together, in one secret order.
+  EXPECT_NE(read_text(checked / "logs" / "listops-seed-0-trained.log").find("oracle: answered 402 examples"),
+            std::string::npos);
 }
 
 // A result that claims a smaller reference model (and so a larger budget
