@@ -63,7 +63,8 @@ void read_section(Manifest& m, const json& config, const std::string& section, c
     auto it = s->find(d.key);
     if (it == s->end()) {
       if (d.optional) continue;  // keys added after a release's first results: their defaults
-      fail(ErrorKind::data, source + ": config." + section + "." + d.key + " is missing");
+      fail(ErrorKind::data, source + ": config." + section + "." + d.key + ": missing (the resolved [" + section +
+                                "] of the run lists every key)");
     }
     d.set(m, typed_from_json(*it, d.kind, section + "." + d.key, source));
   }
