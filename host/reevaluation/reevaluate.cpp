@@ -201,7 +201,7 @@ void reevaluate_one(const ReevaluateOptions& o, const OfficialLookup& official, 
   // Data sizes are the released manifest's (or within the documented caps)
   // before a single example is generated (reevaluation/data_params_check.h).
   if (auto why = check_result_data_params(result)) {
-    fail(*why);
+    fail(*why + "; nothing was generated or loaded for it");
     return;
   }
 
