@@ -30,7 +30,6 @@
 #include "lra/status.h"
 #include "plugins/loader.h"
 #include "reevaluation/bundle.h"
-#include "reevaluation/data_params_check.h"
 #include "reevaluation/inputs_file.h"
 #include "reevaluation/private_set.h"
 #include "reevaluation/reevaluation_signature.h"
@@ -91,11 +90,6 @@ lra::Split permuted(const lra::Split& from, const std::vector<size_t>& order) {
   }
   return out;
 }
-
-// Reads what sandboxed code left in its scratch folder as hostile input: the
-// name itself only (no symlink followed), a regular file only (a FIFO or a
-// device is refused without blocking), at most `max_bytes`.
-std::string read_scratch_output(const fs::path& file, uint64_t max_bytes) { return read_untrusted_file(file, max_bytes); }
 
 // One confined run of `lrahost evaluate-run`; its output is kept in the
 // maintainer's local log folder, never in reevaluation.json.
@@ -293,7 +287,7 @@ void reevaluate_one(const ReevaluateOptions& o, const OfficialLookup& official, 
   const uint64_t model_bytes = fs::file_size(run_dir / "model.pt");
   const fs::path fresh_model = scratch / "fresh-model.pt";
   try {
-    write_file_atomic(fresh_model, read_scratch_output(init_dir / "fresh.pt", 2 * model_bytes + (1u << 20)));
+    write_file_atomic(fresh_model, read_untrusted_file(init_dir / "fresh.pt", 2 * model_bytes + (1u << 20)));
     const ModelFileCount count =
         count_trained_values(read_model_file(run_dir / "model.pt"), read_model_file(fresh_model), host_buffers);
     if (count.counted > budget.budget)
@@ -336,7 +330,7 @@ void reevaluate_one(const ReevaluateOptions& o, const OfficialLookup& official, 
            "unpublished, in logs/" + p.log.filename().string() + " of --out)");
     } else {
       try {
-        out = parse_predictions(read_scratch_output(eval_dir / "predictions", predictions_file_size(all.size())),
+        out = parse_predictions(read_untrusted_file(eval_dir / "predictions", predictions_file_size(all.size())),
                                 all.size(), info.num_classes);
       } catch (const Error& e) {
         if (e.kind() == ErrorKind::storage) throw;
