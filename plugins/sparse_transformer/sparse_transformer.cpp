@@ -67,19 +67,21 @@ at::Generator dropout_generator(const at::Device& device, uint64_t seed) {
 class SharedKeyAttention : public torch::autograd::Function<SharedKeyAttention> {
  public:
   static variable_list forward(AutogradContext* ctx, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                               const at::Tensor& ok, int64_t block, int64_t chunk, double dropout, int64_t seed) {
+                               const at::Tensor& ok, int64_t block, int64_t chunk, double dropout, int64_t seed,
+                               int64_t first, int64_t local, int64_t global, int64_t towers, bool in_pass) {
     const int64_t nb = ok.size(2);
     const int64_t per_chunk = std::max<int64_t>(1, chunk / (q.size(0) * q.size(1) * block * k.size(2)));
     auto out = at::empty({q.size(0), q.size(1), q.size(2), v.size(3)}, v.options());
     auto lse = at::empty({q.size(0), q.size(1), q.size(2), 1}, q.options());
+    const lra::ops::DropoutKey key{static_cast<uint64_t>(seed), first, local, global, towers, in_pass};
     at::Generator gen;
-    if (dropout > 0.0) gen = dropout_generator(q.device(), static_cast<uint64_t>(seed));
+    if (dropout > 0.0 && !q.device().is_cpu()) gen = dropout_generator(q.device(), key.seed);
     for (int64_t t0 = 0; t0 < nb; t0 += per_chunk) {
       const int64_t t1 = std::min(nb, t0 + per_chunk), r0 = t0 * block, rows = (t1 - t0) * block;
       auto logits = chunk_logits(q, k, ok, t0, t1, block);
       auto lse_c = at::logsumexp(logits, {-1}, /*keepdim=*/true);
       auto p = logits.sub_(lse_c).exp_();
-      if (dropout > 0.0) p.mul_(dropout_mask(p, dropout, gen));
+      if (dropout > 0.0) p.mul_(dropout_mask(p, dropout, key, gen, t0, t1));
       out.narrow(2, r0, rows).copy_(at::matmul(p, v));
       lse.narrow(2, r0, rows).copy_(lse_c);
     }
@@ -87,6 +89,11 @@ class SharedKeyAttention : public torch::autograd::Function<SharedKeyAttention> 
     ctx->saved_data["block"] = block;
     ctx->saved_data["dropout"] = dropout;
     ctx->saved_data["seed"] = seed;
+    ctx->saved_data["first"] = first;
+    ctx->saved_data["local"] = local;
+    ctx->saved_data["global"] = global;
+    ctx->saved_data["towers"] = towers;
+    ctx->saved_data["in_pass"] = in_pass;
     ctx->saved_data["per_chunk"] = per_chunk;
     return {out, lse};
   }
@@ -102,8 +109,12 @@ class SharedKeyAttention : public torch::autograd::Function<SharedKeyAttention> 
     auto d_lse = grads[1].defined() ? grads[1] : at::zeros_like(lse);
     auto rowdot = (d_out * out).sum(-1, /*keepdim=*/true);  // rowsum(dO∘O)
     auto dq = at::empty_like(q), dk = at::zeros_like(k), dv = at::zeros_like(v);
+    const auto& sd = ctx->saved_data;
+    const lra::ops::DropoutKey key{static_cast<uint64_t>(sd.at("seed").toInt()), sd.at("first").toInt(),
+                                   sd.at("local").toInt(), sd.at("global").toInt(), sd.at("towers").toInt(),
+                                   sd.at("in_pass").toBool()};
     at::Generator gen;
-    if (dropout > 0.0) gen = dropout_generator(q.device(), static_cast<uint64_t>(ctx->saved_data["seed"].toInt()));
+    if (dropout > 0.0 && !q.device().is_cpu()) gen = dropout_generator(q.device(), key.seed);
     const int64_t nb = ok.size(2);
     for (int64_t t0 = 0; t0 < nb; t0 += per_chunk) {
       const int64_t t1 = std::min(nb, t0 + per_chunk), r0 = t0 * block, rows = (t1 - t0) * block;
@@ -111,7 +122,7 @@ class SharedKeyAttention : public torch::autograd::Function<SharedKeyAttention> 
       auto d_out_c = d_out.narrow(2, r0, rows);
       auto g = at::matmul(d_out_c, v.transpose(-2, -1));  // dO·Vᵀ
       if (dropout > 0.0) {
-        auto z = dropout_mask(p, dropout, gen);  // same draws, same order as forward
+        auto z = dropout_mask(p, dropout, key, gen, t0, t1);  // same draws, same order as forward
         g.mul_(z);
         dv.add_(at::matmul((p * z).transpose(-2, -1), d_out_c));
       } else {
@@ -123,7 +134,8 @@ class SharedKeyAttention : public torch::autograd::Function<SharedKeyAttention> 
       dq.narrow(2, r0, rows).copy_(at::matmul(ds, k));
       dk.add_(at::matmul(ds.transpose(-2, -1), q_c));
     }
-    return {dq, dk, dv, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+    return {dq, dk, dv, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(),
+            at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 
  private:
@@ -141,8 +153,20 @@ class SharedKeyAttention : public torch::autograd::Function<SharedKeyAttention> 
     blocked.masked_fill_(ok.narrow(2, t0, t1 - t0).unsqueeze(3).logical_not(), value);
   }
 
-  static at::Tensor dropout_mask(const at::Tensor& like, double p, at::Generator& gen) {
-    return at::empty_like(like).bernoulli_(1.0 - p, gen).div_(1.0 - p);
+  // The mask of the chunk of blocks [t0, t1), like [B, H, rows, n]. On the CPU
+  // each block's mask is keyed by the call's key, the block and each
+  // example's index in the global batch, so neither the chunking (which
+  // depends on the batch size) nor the split over ranks changes it
+  // (lra/dropout.h); elsewhere the device generator's draws, chunk by chunk.
+  static at::Tensor dropout_mask(const at::Tensor& like, double p, const lra::ops::DropoutKey& key,
+                                 at::Generator& gen, int64_t t0, int64_t t1) {
+    if (!like.device().is_cpu()) return at::empty_like(like).bernoulli_(1.0 - p, gen).div_(1.0 - p);
+    const int64_t block = like.size(2) / (t1 - t0);
+    std::vector<at::Tensor> parts;
+    for (int64_t t = t0; t < t1; ++t)
+      parts.push_back(lra::ops::keyed_dropout_mask({like.size(0), like.size(1), block, like.size(3)},
+                                                   like.options(), p, key.part(static_cast<uint64_t>(t))));
+    return parts.size() == 1 ? parts[0] : at::cat(parts, 2);
   }
 };
 
@@ -204,9 +228,10 @@ class SparseAttention final : public lra::Mixer {
     if (ks.size(2) > 0) {
       // Merge the two softmaxes exactly: weights exp(lse_part - lse_all).
       const bool drop = dropout_ > 0.0 && is_training();
-      const int64_t seed = drop ? at::randint(std::numeric_limits<int64_t>::max(), {1}, at::kLong).item<int64_t>() : 0;
+      const lra::ops::DropoutKey key = drop ? lra::ops::next_dropout_key() : lra::ops::DropoutKey{};
       auto res = SharedKeyAttention::apply(qb.reshape({B, H, nb * b, dh}), ks, vs, ok, b, pattern_.chunk,
-                                           drop ? dropout_ : 0.0, seed);
+                                           drop ? dropout_ : 0.0, static_cast<int64_t>(key.seed), key.first,
+                                           key.local, key.global, key.towers, key.in_pass);
       auto shared_out = res[0].view({B, H, nb, b, dh});
       auto shared_lse = res[1].view({B, H, nb, b, 1});
       auto lse = at::logaddexp(own_lse, shared_lse);
@@ -258,7 +283,7 @@ class SparseAttention final : public lra::Mixer {
   }
 
   at::Tensor dropout(const at::Tensor& probs) const {
-    return (dropout_ > 0.0 && is_training()) ? at::dropout(probs, dropout_, /*train=*/true) : probs;
+    return lra::ops::dropout(probs, dropout_, is_training());
   }
 
   int64_t heads_;

@@ -123,7 +123,7 @@ class SynthesizerAttention final : public lra::Mixer {
                                   lra::ops::kMaskedLogit);
     auto probs = at::softmax(logits, -1);
     if (record_attention_) last_attention_ = probs.detach();
-    if (dropout_ > 0.0 && is_training()) probs = at::dropout(probs, dropout_, /*train=*/true);
+    probs = lra::ops::dropout(probs, dropout_, is_training());
     return at::matmul(probs, v);
   }
 

@@ -68,7 +68,11 @@ inline at::Tensor softmax_attention(const at::Tensor& q, const at::Tensor& k, co
   // inputs on CUDA, memory-efficient attention with a padding mask), never
   // materialising the L x L matrix. The mask is additive with the same
   // finite kMaskedLogit, so results match the explicit path below.
-  if (!probs_out && !extra_logits.defined()) {
+  // Not with attention dropout in CPU training: the fused kernel draws its own
+  // masks, which would depend on how the batch is split over ranks
+  // (lra/dropout.h); on CUDA the fused kernel's speed wins (docs/scaling.md).
+  const bool split_invariant_dropout = training && dropout_p > 0.0 && q.device().is_cpu();
+  if (!probs_out && !extra_logits.defined() && !split_invariant_dropout) {
     TORCH_CHECK(!causal || q.size(2) == k.size(2), "causal attention needs equal query and key lengths");
     std::optional<at::Tensor> mask;
     bool is_causal = causal;

@@ -141,31 +141,63 @@ class DropoutTowers {
   int64_t saved_ = 1;
 };
 
-// A tensor shaped like `like` holding 1 / (1 - p) where an element is kept
-// and 0 where it is dropped (each dropped with probability p), no gradient.
-inline at::Tensor cpu_dropout_mask(const at::Tensor& like, double p) {
-  auto mask = at::empty(like.sizes(), like.options().requires_grad(false).memory_format(at::MemoryFormat::Contiguous));
-  lra_dropout_rows* rows = detail::active_rows();
-  const uint64_t seed = rows ? detail::splitmix64(rows->seed + (++rows->calls) * 0x9e3779b97f4a7c15ULL)
-                             : detail::draw_cpu_seed();
+// What keys one dropout call's decisions: its seed and, inside a described
+// pass, where the tensor's examples sit in the global batch. A mixer that
+// draws its masks piece by piece (recomputing them in backward, say) takes
+// one key per call and derives each piece's key with `part`.
+struct DropoutKey {
+  uint64_t seed = 0;
+  int64_t first = 0, local = 0, global = 0, towers = 1;
+  bool in_pass = false;  // false: counted from 0, not by example
+  DropoutKey part(uint64_t i) const {
+    DropoutKey k = *this;
+    k.seed = detail::splitmix64(seed + (i + 1) * 0xd1b54a32d192ed03ULL);
+    return k;
+  }
+};
+
+// The next call's key: inside a described pass, from the update's seed and
+// the call number; outside one, a draw from the default CPU generator.
+inline DropoutKey next_dropout_key() {
+  DropoutKey k;
+  if (lra_dropout_rows* rows = detail::active_rows()) {
+    k.seed = detail::splitmix64(rows->seed + (++rows->calls) * 0x9e3779b97f4a7c15ULL);
+    k.first = rows->first, k.local = rows->local, k.global = rows->global, k.towers = rows->towers;
+    k.in_pass = true;
+  } else {
+    k.seed = detail::draw_cpu_seed();
+  }
+  return k;
+}
+
+// A CPU tensor of `sizes` holding 1 / (1 - p) where an element is kept and 0
+// where it is dropped (each dropped with probability p), decided by `key`.
+inline at::Tensor keyed_dropout_mask(at::IntArrayRef sizes, const at::TensorOptions& options, double p,
+                                     const DropoutKey& key) {
+  auto mask = at::empty(sizes, options.requires_grad(false).memory_format(at::MemoryFormat::Contiguous));
   const double keep = 1.0 - p;
   const uint64_t threshold = static_cast<uint64_t>(std::llround(keep * 4294967296.0));  // keep iff u < threshold
   const int64_t n = mask.numel();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, mask.scalar_type(), "lra_dropout_mask", [&] {
     scalar_t* out = mask.data_ptr<scalar_t>();
     const scalar_t kept = static_cast<scalar_t>(1.0 / keep);
-    const int64_t per_tower = rows ? rows->towers * rows->local : 0;
-    if (rows && rows->local > 0 && rows->towers > 0 && n % per_tower == 0) {
+    const int64_t per_tower = key.in_pass ? key.towers * key.local : 0;
+    if (key.in_pass && key.local > 0 && key.towers > 0 && n % per_tower == 0) {
       // Example b of tower t is global example t * global + first + b.
-      const int64_t e = n / per_tower, span = rows->local * e;
-      for (int64_t t = 0; t < rows->towers; ++t)
-        detail::fill_mask(out + t * span, span, static_cast<uint64_t>((t * rows->global + rows->first) * e), seed,
+      const int64_t e = n / per_tower, span = key.local * e;
+      for (int64_t t = 0; t < key.towers; ++t)
+        detail::fill_mask(out + t * span, span, static_cast<uint64_t>((t * key.global + key.first) * e), key.seed,
                           threshold, kept);
     } else {
-      detail::fill_mask(out, n, 0, seed, threshold, kept);  // not batch-shaped: counted from 0
+      detail::fill_mask(out, n, 0, key.seed, threshold, kept);  // not batch-shaped: counted from 0
     }
   });
   return mask;
+}
+
+// The mask for one call shaped like `like` (CPU).
+inline at::Tensor cpu_dropout_mask(const at::Tensor& like, double p) {
+  return keyed_dropout_mask(like.sizes(), like.options(), p, next_dropout_key());
 }
 
 // Inverted dropout: in training, each element zeroed with probability p and
