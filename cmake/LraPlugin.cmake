@@ -9,13 +9,13 @@
 # to LraSdkConfig.cmake. Out of tree the file is lib<target>.so in the current
 # binary directory unless OUTPUT_DIRECTORY says otherwise.
 function(lra_add_plugin target)
-  cmake_parse_arguments(ARG "" "OUTPUT_DIRECTORY" "SOURCES;LIBRARIES" ${ARGN})
+  cmake_parse_arguments(ARG "" "OUTPUT_DIRECTORY" "SOURCES;LIBRARIES;EXPORTS" ${ARGN})
   if(NOT ARG_SOURCES)
     message(FATAL_ERROR "lra_add_plugin(${target}): no SOURCES given")
   endif()
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "lra_add_plugin(${target}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}; "
-                        "use SOURCES, LIBRARIES, OUTPUT_DIRECTORY")
+                        "use SOURCES, LIBRARIES, EXPORTS, OUTPUT_DIRECTORY")
   endif()
   add_library(${target} MODULE ${ARG_SOURCES})
   target_link_libraries(${target} PRIVATE LraSdk::sdk ${ARG_LIBRARIES})
@@ -35,10 +35,15 @@ function(lra_add_plugin target)
   endif()
   if(NOT APPLE)
     # Export the entry point alone (template instantiations from LibTorch
-    # headers would otherwise leak out as weak symbols) and fail at link time,
-    # not at load time, on any unresolved symbol.
+    # headers would otherwise leak out as weak symbols), plus any EXPORTS a
+    # built-in needs (the Python plugin's class opener), and fail at link
+    # time, not at load time, on any unresolved symbol.
     set(script "${CMAKE_CURRENT_BINARY_DIR}/${target}.exports")
-    file(WRITE "${script}" "{ global: lra_plugin_entry; local: *; };\n")
+    set(exported "lra_plugin_entry;")
+    foreach(sym ${ARG_EXPORTS})
+      string(APPEND exported " ${sym};")
+    endforeach()
+    file(WRITE "${script}" "{ global: ${exported} local: *; };\n")
     target_link_options(${target} PRIVATE "LINKER:--no-undefined" "LINKER:--version-script=${script}")
     set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS "${script}")
   endif()

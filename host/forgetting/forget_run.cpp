@@ -236,10 +236,12 @@ nlohmann::json spot_check_json(const LiveCausalCheck& c) {
 // What forgetting.json's "model" says of the trained plugin LM.
 nlohmann::json plugin_model_json(const PluginForget& p, const PluginLM& lm, const LmTrainResult& tr) {
   const LoadedPlugin& mixer = *p.mixer;
+  nlohmann::json plugin = {{"name", mixer.descriptor.name}, {"version", mixer.descriptor.version},
+                           {"file", mixer.descriptor.file.string()}, {"sha256", mixer.sha256},
+                           {"options", params_json(p.mixer_options)}};
+  if (!mixer.source.is_null()) plugin["source"] = mixer.source;  // a Python mixer's files
   return {{"kind", "plugin"},
-          {"plugin", {{"name", mixer.descriptor.name}, {"version", mixer.descriptor.version},
-                      {"file", mixer.descriptor.file.string()}, {"sha256", mixer.sha256},
-                      {"options", params_json(p.mixer_options)}}},
+          {"plugin", plugin},
           {"params", {{"total", lm.total_params}, {"mixer", lm.model->mixer_parameters()},
                       {"reference", lm.reference_params}, {"budget", lm.budget.budget}}},
           {"positions", lm.spec.positions},  // "rotary" inside the mixers, else model.positions_without_rotary

@@ -12,6 +12,7 @@
 #include "common/sha256.h"
 #include "common/text.h"
 #include "lra/status.h"
+#include "plugins/python_mixer.h"
 
 namespace lra::host {
 namespace {
@@ -64,6 +65,12 @@ const TaskPlugin& LoadedPlugin::task() const {
 }
 
 const LoadedPlugin& load_plugin(const std::filesystem::path& file_in, uint32_t kind) {
+  if (is_python_mixer_spec(file_in.string())) {
+    if (kind != LRA_KIND_MIXER)
+      throw Error(ErrorKind::usage, file_in.string() + " names a Python mixer; a " + kind_name(kind) +
+                                        " plugin is a compiled library (.so)");
+    return load_python_mixer(file_in.string());
+  }
   const auto file = std::filesystem::weakly_canonical(file_in);
   auto& reg = registry();
   std::lock_guard<std::mutex> lock(reg.mu);
@@ -174,6 +181,7 @@ std::vector<std::string> available_plugin_names(uint32_t kind) {
 }
 
 std::filesystem::path resolve_plugin(const std::string& name_or_path, uint32_t kind) {
+  if (is_python_mixer_spec(name_or_path)) return name_or_path;
   const bool looks_like_path = name_or_path.find('/') != std::string::npos ||
                                std::filesystem::path(name_or_path).extension() == ".so";
   if (looks_like_path) return name_or_path;

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "lra/mixer.h"
 #include "lra/task.h"
 #include "plugins/descriptor.h"
@@ -15,8 +17,12 @@ namespace lra::host {
 
 struct LoadedPlugin {
   Descriptor descriptor;
-  std::string sha256;          // of the library file
+  std::string sha256;          // of the library file; a Python mixer's: of its sources
   const void* interface = nullptr;
+  // A Python mixer's sources and interpreter (plugins/python_mixer.h):
+  // {"language": "python", "class", "file", "files": {path: sha256}, "python", "torch"};
+  // null for a compiled plugin.
+  nlohmann::json source;
 
   // The plugin's interface as the kind its descriptor declares. Asking a task
   // plugin for mixer() (or a mixer plugin for task()) is a host bug, never a
@@ -52,7 +58,8 @@ struct DiscoveredPlugin {
 };
 std::vector<DiscoveredPlugin> discover_plugins();
 
-// NAME (built-in or discovered) or PATH (contains '/' or ends in .so) -> file.
+// NAME (built-in or discovered), PATH (contains '/' or ends in .so) or a
+// Python mixer FILE.py:CLASS (returned as it is) -> file.
 // Throws lra::Error(plugin) listing the available names when nothing matches.
 std::filesystem::path resolve_plugin(const std::string& name_or_path, uint32_t kind);
 

@@ -3,6 +3,7 @@
 #include "results/verify_checks.h"
 
 #include "common/plugin_identity.h"
+#include "common/python_sources.h"
 #include "results/result.h"
 
 namespace lra::host::verify_internal {
@@ -18,6 +19,45 @@ void check_host_section(Checker& c) {
   }
   c.optional("host.git_dirty", kBool | kNull);
   c.optional("host.cuda_version", kString | kNull);
+}
+
+// A Python mixer's plugin.source: bounded strings, a map of source files to
+// SHA-256s, and plugin.sha256 recomputed from that map (not trusted).
+void check_python_source(Checker& c) {
+  const json* source = c.optional("plugin.source", kObject | kNull);
+  if (!source || source->is_null()) return;
+  auto bounded = [&](const char* field, std::size_t max) {
+    const json* v = c.require(field, kString);
+    if (v && v->get_ref<const std::string&>().size() > max)
+      c.fail(std::string(field) + " is longer than " + std::to_string(max) + " bytes");
+    return v;
+  };
+  if (const json* lang = bounded("plugin.source.language", 16); lang && *lang != "python")
+    c.fail("plugin.source.language " + show(*lang) + " is not \"python\", the only language with sources");
+  bounded("plugin.source.class", kMaxPluginNameBytes);
+  bounded("plugin.source.file", 255);
+  bounded("plugin.source.python", 64);
+  bounded("plugin.source.torch", 64);
+  const json* files = c.require("plugin.source.files", kObject);
+  if (!files) return;
+  constexpr std::size_t kMaxFiles = 1000;
+  if (files->size() > kMaxFiles || files->empty()) {
+    c.fail("plugin.source.files lists " + std::to_string(files->size()) + " files; expected 1 to " +
+           std::to_string(kMaxFiles));
+    return;
+  }
+  bool well_formed = true;
+  for (const auto& [path, sha] : files->items()) {
+    if (path.empty() || path.size() > 4096 || !sha.is_string() || !normalise_sha256(sha.get<std::string>()))
+      well_formed = false, c.fail("plugin.source.files[" + quoted(path.substr(0, 80)) + "] must map a relative path to a SHA-256, got " +
+             show(sha));
+  }
+  if (const json* sha = c.optional("plugin.sha256", kString); sha && well_formed) {
+    const std::string want = python_sources_sha256(*files);
+    if (normalise_sha256(sha->get<std::string>()) != want)
+      c.fail("plugin.sha256 " + sha->get<std::string>() + " is not the SHA-256 of plugin.source.files (" + want +
+             "): the recorded sources were changed");
+  }
 }
 
 // Returns plugin.params.total.
@@ -50,6 +90,7 @@ const json* check_plugin_section(Checker& c) {
     }
   }
   c.array_of("plugin.capabilities", kString, false);
+  check_python_source(c);
   return total;
 }
 

@@ -27,7 +27,7 @@ nlohmann::json host_json(const RunResultFacts& r) {
 }
 
 nlohmann::json plugin_json(const RunResultFacts::Plugin& p) {
-  return {{"name", p.name},
+  nlohmann::json j = {{"name", p.name},
           {"version", p.version},
           {"sdk_abi", abi_text(p.abi_major, p.abi_minor)},
           {"file", p.file},
@@ -36,6 +36,8 @@ nlohmann::json plugin_json(const RunResultFacts::Plugin& p) {
           {"reference_settings", p.reference_settings},
           {"params", {{"total", p.total_params}, {"mixer", p.mixer_params}}},
           {"capabilities", p.capabilities}};
+  if (!p.source.is_null()) j["source"] = p.source;  // a compiled plugin's result keeps its shape
+  return j;
 }
 
 nlohmann::json task_json(const RunResultFacts::Task& t) {

@@ -24,6 +24,7 @@ struct RunResultFacts {
     int abi_major = 0, abi_minor = 0;
     nlohmann::json options, reference_settings, capabilities;  // reference_settings null: not built-in
     int64_t total_params = 0, mixer_params = 0;
+    nlohmann::json source;  // a Python mixer's sources (LoadedPlugin::source); null: a compiled plugin
   } plugin;
   struct Task {
     std::string name, plugin_version, manifest, manifest_sha256;

@@ -276,7 +276,8 @@ RunResultFacts run_record(const RunFacts& f) {
   r.system = system_info();
   r.plugin = {desc.name, desc.version, desc.file.string(), p.mixer->sha256, static_cast<int>(desc.abi_major),
               static_cast<int>(desc.abi_minor), params_json(p.resolved.options), p.resolved.reference_settings,
-              capability_names(desc.capabilities), f.built.total_params, f.built.model->mixer_parameters()};
+              capability_names(desc.capabilities), f.built.total_params, f.built.model->mixer_parameters(),
+              p.mixer->source};
   r.task = {f.args.task, p.task->descriptor.version, p.manifest.source, p.choices.manifest_sha256,
             p.release ? std::optional<std::string>(p.release->version) : std::nullopt,
             f.args.manifest ? std::nullopt : std::optional<std::string>(f.args.preset), f.data.fingerprint, d.source,

@@ -1,0 +1,21 @@
+// A mixer written in Python, named FILE.py:CLASS wherever a plugin is named:
+// the built-in Python plugin (plugins/python/) opens the class, and the host
+// holds it as a LoadedPlugin like any other, named by the class, identified
+// by the SHA-256 of its source files (docs/writing-a-python-mixer.md).
+#pragma once
+
+#include <string>
+
+#include "plugins/loader.h"
+
+namespace lra::host {
+
+// FILE.py:CLASS (the file part ends in .py, the class part is not empty).
+bool is_python_mixer_spec(const std::string& spec);
+
+// Opens (once per file and class) the class as a mixer plugin. Throws
+// lra::Error: usage for a malformed spec or a missing file, plugin for
+// anything the file or class does (syntax, imports, the contract).
+const LoadedPlugin& load_python_mixer(const std::string& spec);
+
+}  // namespace lra::host

@@ -1,0 +1,154 @@
+# The Python half of lrahost's Python plugin (python_plugin.cpp): loads a
+# researcher's file by path, checks the class against the mixer contract and
+# describes it; formats a Python exception for the host's error message.
+# Compiled into lra_mixer_python.so; runs inside the embedded interpreter.
+import hashlib
+import importlib.util
+import inspect
+import json
+import os
+import platform
+import re
+import sys
+import traceback
+
+CAPABILITIES = ("causal", "padding_mask", "attention_probs", "rotary")
+# The mixer spec's fields, passed to every constructor as keyword arguments.
+SPEC_FIELDS = ("d_model", "heads", "qkv_dim", "max_len", "causal", "attention_dropout", "layer_index", "seed",
+               "rotary_base")
+
+
+class ContractError(Exception):
+    """The class breaks the mixer contract (the message says how)."""
+
+
+def _versions():
+    import torch
+    return "Python " + platform.python_version() + ", torch " + torch.__version__
+
+
+def _sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def load_module(path):
+    """Imports the file under a name unique to its path, so two files named
+    model.py in one process stay apart; its folder goes on sys.path so that
+    it can import its own helper modules."""
+    path = os.path.realpath(path)
+    folder = os.path.dirname(path)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    stem = re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0])
+    name = "lra_user_" + hashlib.sha256(path.encode()).hexdigest()[:16] + "_" + stem
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ContractError(path + " cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
+def _local_files(folder):
+    """Every module file loaded from the class's own folder (its imports)."""
+    files = {}
+    prefix = folder + os.sep
+    for module in list(sys.modules.values()):
+        f = getattr(module, "__file__", None)
+        if not f:
+            continue
+        f = os.path.realpath(f)
+        if f.startswith(prefix) and os.path.isfile(f):
+            files[os.path.relpath(f, folder)] = _sha256(f)
+    return files
+
+
+def _option_type(name, value):
+    # bool first: True is an int too.
+    for t, label in ((bool, "bool"), (int, "int"), (float, "float"), (str, "str")):
+        if type(value) is t:
+            if t is int and not -(2 ** 63) <= value < 2 ** 63:
+                raise ContractError("lra_options['%s'] = %d does not fit a 64-bit integer" % (name, value))
+            return label
+    raise ContractError("lra_options['%s'] = %r is a %s: an option's default must be a bool, int, float or str "
+                        "(its type is the option's type)" % (name, value, type(value).__name__))
+
+
+def describe(path, class_name):
+    """The class as a mixer: (class, capabilities, [(option, default)], identity JSON)."""
+    import torch
+    module = load_module(path)
+    where = os.path.realpath(path)
+    cls = getattr(module, class_name, None)
+    if cls is None:
+        found = sorted(n for n, v in vars(module).items()
+                       if inspect.isclass(v) and issubclass(v, torch.nn.Module) and v.__module__ == module.__name__)
+        raise ContractError("%s defines no class '%s' (its torch.nn.Module classes: %s); name one as FILE.py:CLASS"
+                            % (where, class_name, ", ".join(found) if found else "none"))
+    if not (inspect.isclass(cls) and issubclass(cls, torch.nn.Module)):
+        raise ContractError("%s: '%s' is a %s, not a torch.nn.Module subclass" % (where, class_name, type(cls).__name__))
+
+    caps = getattr(cls, "lra_capabilities", set())
+    if isinstance(caps, str) or not isinstance(caps, (set, frozenset, list, tuple)):
+        raise ContractError("%s.lra_capabilities must be a set of strings from %s, got %r"
+                            % (class_name, ", ".join(CAPABILITIES), caps))
+    for c in caps:
+        if c not in CAPABILITIES:
+            raise ContractError("%s.lra_capabilities: unknown capability %r (known: %s)"
+                                % (class_name, c, ", ".join(CAPABILITIES)))
+
+    options = getattr(cls, "lra_options", {})
+    if not isinstance(options, dict):
+        raise ContractError("%s.lra_options must be a dict {name: default}, got %s" % (class_name, type(options).__name__))
+    declared = []
+    for name, value in options.items():
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise ContractError("%s.lra_options: option name %r must be a Python identifier" % (class_name, name))
+        if name in SPEC_FIELDS:
+            raise ContractError("%s.lra_options['%s'] clashes with the mixer spec's field of that name (the host "
+                                "sets it from the manifest)" % (class_name, name))
+        declared.append((name, _option_type(name, value), value))
+
+    # Every argument the host passes must be accepted (or **kwargs).
+    params = inspect.signature(cls.__init__).parameters
+    if not any(p.kind == inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        missing = [n for n in SPEC_FIELDS + tuple(n for n, _, _ in declared) if n not in params]
+        if missing:
+            raise ContractError("%s.__init__ does not take %s: the host passes the mixer spec (%s) and every "
+                                "lra_options entry as keyword arguments; add them or **kwargs"
+                                % (class_name, ", ".join(missing), ", ".join(SPEC_FIELDS)))
+
+    identity = {"language": "python", "class": class_name, "file": os.path.basename(where),
+                "files": _local_files(os.path.dirname(where)),
+                "python": platform.python_version(), "torch": torch.__version__}
+    return cls, sorted(caps), declared, json.dumps(identity, sort_keys=True)
+
+
+def format_exception(exc, what):
+    """One paragraph: where it happened (the innermost frame), what, and the
+    traceback's last frames; a syntax error or a missing module says so."""
+    if isinstance(exc, ContractError):
+        return str(exc)
+    if isinstance(exc, SyntaxError):
+        return "%s:%s: syntax error: %s%s" % (exc.filename, exc.lineno, exc.msg,
+                                              ("\n    " + exc.text.strip()) if exc.text else "")
+    frames = traceback.extract_tb(exc.__traceback__)
+    inner = frames[-1] if frames else None
+    where = "%s:%d (in %s)" % (inner.filename, inner.lineno, inner.name) if inner else "?"
+    if isinstance(exc, ModuleNotFoundError):
+        return ("%s: %s imports '%s', which this interpreter (%s, sys.path %s) cannot find: install it for "
+                "%s or put it beside the file" % (where, what, exc.name, _versions(), sys.path, sys.executable))
+    last = "".join(traceback.format_list(frames[-3:])).rstrip()
+    return "%s: %s raised %s: %s\nTraceback (most recent call last, last frames):\n%s" % (
+        where, what, type(exc).__name__, exc, last)

@@ -1,0 +1,327 @@
+// python: runs a torch.nn.Module written in Python as a mixer, under the same
+// rules as a C++ plugin. The host names it FILE.py:CLASS (host/plugins/
+// python_mixer.cpp); this library embeds CPython, whose `import torch` shares
+// the host's LibTorch, so the module's tensors are the host's tensors: its
+// parameters and buffers are registered on a C++ mirror of its submodules,
+// and the optimizer, checkpoints, model.pt and device/dtype moves act on them
+// directly.
+//
+// The traps of embedding, each handled here: libpython is made global before
+// start-up (else torch's extensions miss its symbols); Python never installs
+// signal handlers and those torch's import changes are put back (Ctrl-C stays
+// the host's); the GIL is released after start-up and taken in every entry
+// point; the interpreter is never finalized; sys.executable is the build's
+// python3; files are imported by path under unique names; a buffer that
+// Python replaces with a new tensor is re-registered after each forward.
+#include <dlfcn.h>
+#include <signal.h>
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <pybind11/embed.h>
+#include <torch/csrc/autograd/python_variable.h>
+
+#include <lra/mixer.h>
+
+#include "plugins/python_bridge.h"
+#include "lra_python_bridge_source.h"  // kBridgeSource: lra_python_bridge.py
+
+namespace py = pybind11;
+
+namespace {
+
+// ---- the interpreter --------------------------------------------------------
+
+py::module_* bridge = nullptr;  // lra_python_bridge, once started
+
+std::string error_text(py::error_already_set& e, const std::string& what) {
+  try {
+    return bridge->attr("format_exception")(e.value(), what).cast<std::string>();
+  } catch (...) {
+    return what + " raised " + std::string(e.what());
+  }
+}
+
+void start_interpreter() {
+  // The dynamic loader opened libpython with this plugin, privately; torch's
+  // Python extensions (and _ctypes) need its symbols global.
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&Py_IsInitialized), &info) && info.dli_fname)
+    dlopen(info.dli_fname, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
+
+  // Every signal disposition as the host set it, restored after torch's import.
+  std::vector<struct sigaction> saved(NSIG);
+  for (int s = 1; s < NSIG; ++s) sigaction(s, nullptr, &saved[s]);
+
+  PyConfig config;
+  PyConfig_InitPythonConfig(&config);
+  config.install_signal_handlers = 0;
+  config.parse_argv = 0;
+  PyConfig_SetBytesString(&config, &config.executable, LRA_PYTHON_EXECUTABLE);
+  const PyStatus st = Py_InitializeFromConfig(&config);
+  PyConfig_Clear(&config);
+  if (PyStatus_Exception(st))
+    throw lra::Error(lra::ErrorKind::plugin, std::string("the embedded Python interpreter did not start: ") +
+                                                 (st.err_msg ? st.err_msg : "unknown reason"));
+  {
+    std::string failure;
+    try {
+      py::module_::import("torch");
+      auto m = py::module_::create_extension_module("lra_python_bridge", nullptr, new PyModuleDef());
+      py::exec(kBridgeSource, m.attr("__dict__"));
+      py::module_::import("sys").attr("modules")["lra_python_bridge"] = m;
+      bridge = new py::module_(m);  // never freed: Python is never finalized
+    } catch (py::error_already_set& e) {
+      failure = std::string("the embedded Python could not import torch (") + LRA_PYTHON_EXECUTABLE +
+                "; the Python plugin needs python3-torch, the same LibTorch as the host): " + e.what();
+    }
+    for (int s = 1; s < NSIG; ++s)
+      if (s != SIGKILL && s != SIGSTOP) sigaction(s, &saved[s], nullptr);
+    PyEval_SaveThread();  // every entry point takes the GIL itself
+    if (!failure.empty()) throw lra::Error(lra::ErrorKind::plugin, failure);
+  }
+}
+
+void ensure_interpreter() {
+  static std::once_flag once;
+  static std::string failure;
+  std::call_once(once, [] {
+    try {
+      start_interpreter();
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+  });
+  if (!failure.empty()) throw lra::Error(lra::ErrorKind::plugin, failure);
+}
+
+// ---- the mixer --------------------------------------------------------------
+
+py::object wrap(const at::Tensor& t) { return py::reinterpret_steal<py::object>(THPVariable_Wrap(t)); }
+
+bool is_tensor(const py::handle& h) { return THPVariable_Check(h.ptr()); }
+
+// One parameter or buffer as both sides hold it.
+struct Slot {
+  py::object owner;  // the Python submodule
+  std::string name;
+  bool buffer;
+  at::Tensor tensor;  // the C++ registration (the same TensorImpl as Python's)
+};
+
+class PythonMixer final : public lra::Mixer {
+ public:
+  PythonMixer(py::object instance, std::string where) : instance_(std::move(instance)), where_(std::move(where)) {
+    mirror(*this, instance_);
+  }
+  ~PythonMixer() override {
+    py::gil_scoped_acquire gil;
+    slots_.clear();
+    instance_ = py::object();
+  }
+
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask) override {
+    py::gil_scoped_acquire gil;
+    py::object out;
+    try {
+      out = instance_(wrap(x), mask.defined() ? wrap(mask) : py::none());
+      resync();
+    } catch (py::error_already_set& e) {
+      throw lra::Error(lra::ErrorKind::plugin, error_text(e, where_ + ".forward"));
+    }
+    if (!is_tensor(out))
+      throw lra::Error(lra::ErrorKind::plugin, where_ + ".forward returned a " +
+                                                   py::str(py::type::of(out).attr("__name__")).cast<std::string>() +
+                                                   ", not a torch.Tensor [B, L, D]");
+    at::Tensor y = THPVariable_Unpack(out.ptr());
+    if (y.sizes() != x.sizes())
+      throw lra::Error(lra::ErrorKind::plugin, where_ + ".forward returned shape " + shape(y) + " for x of shape " +
+                                                   shape(x) + ": a mixer returns [B, L, D], the shape of x");
+    if (record_attention_) {
+      py::object probs = py::getattr(instance_, "lra_last_attention", py::none());
+      if (!is_tensor(probs))
+        throw lra::Error(lra::ErrorKind::plugin,
+                         where_ + " declares attention_probs but its forward left no tensor in "
+                                  "self.lra_last_attention while self.lra_record_attention was True");
+      last_attention_ = THPVariable_Unpack(probs.ptr()).detach();
+    }
+    return y;
+  }
+
+  void set_record_attention(bool on) override {
+    lra::Mixer::set_record_attention(on);
+    py::gil_scoped_acquire gil;
+    instance_.attr("lra_record_attention") = on;
+  }
+
+  void train(bool on = true) override {
+    torch::nn::Module::train(on);
+    py::gil_scoped_acquire gil;
+    instance_.attr("train")(on);
+  }
+
+ private:
+  static std::string shape(const at::Tensor& t) {
+    std::string s = "[";
+    for (int64_t i = 0; i < t.dim(); ++i) s += (i ? ", " : "") + std::to_string(t.size(i));
+    return s + "]";
+  }
+
+  // Registers the Python module's own parameters and buffers on `cpp` and its
+  // submodules as C++ children of the same names, so the host's names
+  // (a.b.weight) are PyTorch's.
+  void mirror(torch::nn::Module& cpp, const py::object& pymod) {
+    for (auto item : pymod.attr("_parameters").cast<py::dict>()) {
+      if (item.second.is_none()) continue;
+      const auto name = item.first.cast<std::string>();
+      at::Tensor t = THPVariable_Unpack(item.second.ptr());
+      cpp.register_parameter(name, t, t.requires_grad());
+      slots_.push_back({pymod, name, false, t});
+    }
+    for (auto item : pymod.attr("_buffers").cast<py::dict>()) {
+      if (item.second.is_none()) continue;
+      const auto name = item.first.cast<std::string>();
+      at::Tensor t = THPVariable_Unpack(item.second.ptr());
+      cpp.register_buffer(name, t);
+      slots_.push_back({pymod, name, true, t});
+    }
+    for (auto item : pymod.attr("_modules").cast<py::dict>()) {
+      if (item.second.is_none()) continue;
+      auto child = std::make_shared<torch::nn::Module>();
+      mirror(*child, py::reinterpret_borrow<py::object>(item.second));
+      cpp.register_module(item.first.cast<std::string>(), child);
+    }
+  }
+
+  // A tensor the forward replaced (self.buf = new) is moved into the C++
+  // registration (same TensorImpl, new data), which Python then holds again.
+  void resync() {
+    for (auto& s : slots_) {
+      py::dict table = s.owner.attr(s.buffer ? "_buffers" : "_parameters");
+      py::object now = table.contains(s.name.c_str()) ? py::object(table[s.name.c_str()]) : py::none();
+      if (!is_tensor(now))
+        throw lra::Error(lra::ErrorKind::plugin, where_ + " removed its " + (s.buffer ? "buffer" : "parameter") +
+                                                     " '" + s.name + "' during forward");
+      at::Tensor t = THPVariable_Unpack(now.ptr());
+      if (t.unsafeGetTensorImpl() == s.tensor.unsafeGetTensorImpl()) continue;
+      {
+        at::NoGradGuard no_grad;
+        s.tensor.set_data(t.detach());
+      }
+      table[s.name.c_str()] = s.buffer ? wrap(s.tensor) : py::module_::import("torch").attr("nn").attr("Parameter")(
+                                                                  wrap(s.tensor), s.tensor.requires_grad());
+      if (!s.buffer) s.tensor = THPVariable_Unpack(py::object(table[s.name.c_str()]).ptr());
+    }
+  }
+
+  py::object instance_;
+  std::string where_;
+  std::vector<Slot> slots_;
+};
+
+// ---- one class as a mixer plugin ----------------------------------------------
+
+lra::Value to_value(const std::string& type, const py::handle& v) {
+  if (type == "bool") return v.cast<bool>();
+  if (type == "int") return v.cast<int64_t>();
+  if (type == "float") return v.cast<double>();
+  return v.cast<std::string>();
+}
+
+class PythonClassPlugin final : public lra::MixerPlugin {
+ public:
+  PythonClassPlugin(py::object cls, std::string where, uint32_t caps, std::vector<lra::OptionSpec> options)
+      : cls_(std::move(cls)), where_(std::move(where)), caps_(caps), options_(std::move(options)) {}
+
+  lra::Status options(std::vector<lra::OptionSpec>* out) const noexcept override {
+    return lra::guarded([&] { *out = options_; });
+  }
+
+  lra::Status create(const lra::MixerSpec& spec, const lra::Params& options,
+                     std::shared_ptr<lra::Mixer>* out) const noexcept override {
+    return lra::guarded([&] {
+      if (spec.causal && !(caps_ & LRA_CAP_CAUSAL))
+        throw lra::Error(lra::ErrorKind::plugin, "mixer '" + where_ +
+                                                     "' does not support causal mode (its lra_capabilities lack "
+                                                     "\"causal\")");
+      if (spec.rotary_base > 0 && !(caps_ & LRA_CAP_ROTARY))
+        throw lra::Error(lra::ErrorKind::plugin, "mixer '" + where_ +
+                                                     "' does not support rotary positions (its lra_capabilities lack "
+                                                     "\"rotary\")");
+      py::gil_scoped_acquire gil;
+      py::dict kw;
+      kw["d_model"] = spec.d_model;
+      kw["heads"] = spec.heads;
+      kw["qkv_dim"] = spec.qkv_dim;
+      kw["max_len"] = spec.max_len;
+      kw["causal"] = spec.causal;
+      kw["attention_dropout"] = spec.attention_dropout;
+      kw["layer_index"] = spec.layer_index;
+      kw["seed"] = spec.seed;
+      kw["rotary_base"] = spec.rotary_base;
+      for (const auto& [k, v] : options) std::visit([&](const auto& x) { kw[k.c_str()] = x; }, v);
+      py::object instance;
+      try {
+        instance = cls_(**kw);
+      } catch (py::error_already_set& e) {
+        throw lra::Error(lra::ErrorKind::plugin, error_text(e, where_ + ".__init__"));
+      }
+      *out = std::make_shared<PythonMixer>(std::move(instance), where_);
+    });
+  }
+
+ private:
+  py::object cls_;
+  std::string where_;
+  uint32_t caps_;
+  std::vector<lra::OptionSpec> options_;
+};
+
+uint32_t capability_bit(const std::string& c) {
+  if (c == "causal") return LRA_CAP_CAUSAL;
+  if (c == "padding_mask") return LRA_CAP_PADDING_MASK;
+  if (c == "attention_probs") return LRA_CAP_ATTENTION_PROBS;
+  if (c == "rotary") return LRA_CAP_ROTARY;
+  return 0;  // the bridge refused any other name
+}
+
+// ---- the plugin as a name (`--plugin python` alone) -------------------------
+
+std::vector<lra::OptionSpec> no_options() { return {}; }
+std::shared_ptr<lra::Mixer> refuse(const lra::MixerSpec&, const lra::ParamReader&) {
+  throw lra::Error(lra::ErrorKind::usage,
+                   "the python plugin runs a class from a file: name it as --plugin FILE.py:CLASS "
+                   "(docs/writing-a-python-mixer.md)");
+}
+
+}  // namespace
+
+LRA_MIXER_PLUGIN("python", "1.0.0", "Runs a torch.nn.Module written in Python: --plugin FILE.py:CLASS",
+                 LRA_CAP_CAUSAL | LRA_CAP_PADDING_MASK | LRA_CAP_ATTENTION_PROBS | LRA_CAP_ROTARY, no_options, refuse)
+
+extern "C" __attribute__((visibility("default"))) lra::Status lra_python_mixer_open_v1(
+    const char* file, const char* class_name, lra::host::PythonMixerClass* out) {
+  return lra::guarded([&] {
+    ensure_interpreter();
+    const std::string where = std::string(file) + ":" + class_name;
+    py::gil_scoped_acquire gil;
+    try {
+      py::tuple d = bridge->attr("describe")(file, class_name);
+      uint32_t caps = 0;
+      for (auto c : d[1]) caps |= capability_bit(c.cast<std::string>());
+      std::vector<lra::OptionSpec> options;
+      for (auto o : d[2]) {
+        auto t = o.cast<py::tuple>();
+        options.push_back({t[0].cast<std::string>(), to_value(t[1].cast<std::string>(), t[2]), ""});
+      }
+      out->class_name = class_name;
+      out->capabilities = caps;
+      out->identity_json = d[3].cast<std::string>();
+      out->plugin = new PythonClassPlugin(py::reinterpret_borrow<py::object>(d[0]), where, caps, std::move(options));
+    } catch (py::error_already_set& e) {
+      throw lra::Error(lra::ErrorKind::plugin, error_text(e, std::string("importing ") + file));
+    }
+  });
+}
