@@ -23,6 +23,7 @@
 #include <pybind11/embed.h>
 #include <torch/csrc/autograd/python_variable.h>
 
+#include <lra/dropout.h>
 #include <lra/mixer.h>
 
 #include "plugins/python_bridge.h"
@@ -42,6 +43,30 @@ std::string error_text(py::error_already_set& e, const std::string& what) {
   } catch (...) {
     return what + " raised " + std::string(e.what());
   }
+}
+
+// `import lrahost` inside the host: the host's own operations for Python
+// mixers, so a Python mixer draws the same dropout masks as a C++ one (fast on
+// the CPU, independent of how the batch is split over ranks; lra/dropout.h).
+void add_lrahost_module() {
+  auto m = py::module_::create_extension_module("lrahost", "lrahost's operations for Python mixers",
+                                                new PyModuleDef());
+  m.def(
+      "dropout",
+      [](py::object x, double p, bool training) {
+        if (!THPVariable_Check(x.ptr())) throw py::type_error("lrahost.dropout(x, p, training): x must be a tensor");
+        at::Tensor t = THPVariable_Unpack(x.ptr());
+        at::Tensor y;
+        {
+          py::gil_scoped_release unlocked;  // pure ATen work
+          y = lra::ops::dropout(t, p, training);
+        }
+        return py::reinterpret_steal<py::object>(THPVariable_Wrap(y));
+      },
+      py::arg("x"), py::arg("p"), py::arg("training"),
+      "Inverted dropout as lrahost's mixers draw it: masks keyed by the update, the call and the example's index "
+      "in the global batch on the CPU; torch's dropout on CUDA.");
+  py::module_::import("sys").attr("modules")["lrahost"] = m;
 }
 
 void start_interpreter() {
@@ -72,6 +97,7 @@ void start_interpreter() {
       auto m = py::module_::create_extension_module("lra_python_bridge", nullptr, new PyModuleDef());
       py::exec(kBridgeSource, m.attr("__dict__"));
       py::module_::import("sys").attr("modules")["lra_python_bridge"] = m;
+      add_lrahost_module();
       bridge = new py::module_(m);  // never freed: Python is never finalized
     } catch (py::error_already_set& e) {
       failure = std::string("the embedded Python could not import torch (") + LRA_PYTHON_EXECUTABLE +

@@ -9,6 +9,12 @@ import math
 import torch
 import torch.nn.functional as F
 
+try:  # inside lrahost: its dropout (the same masks as a C++ mixer's, fast on the CPU)
+    from lrahost import dropout
+except ImportError:  # plain PyTorch
+    def dropout(x, p, training):
+        return F.dropout(x, p, training)
+
 
 class SoftmaxAttention(torch.nn.Module):
     lra_capabilities = {"causal", "padding_mask", "attention_probs"}
@@ -33,18 +39,20 @@ class SoftmaxAttention(torch.nn.Module):
 
     def forward(self, x, mask):
         q, k, v = self.split(self.q(x)), self.split(self.k(x)), self.split(self.v(x))
-        logits = torch.matmul(q / math.sqrt(q.shape[-1]), k.transpose(-2, -1))  # [B, H, L, L]
+        # Scaling q, not the [L, L] logits, and masking in place: one pass less.
+        logits = torch.matmul(q * (1.0 / math.sqrt(q.shape[-1])), k.transpose(-2, -1))  # [B, H, L, L]
         masked = None
-        if mask is not None:  # True = real token; LRA masks query and key alike
-            masked = ~(mask[:, None, :, None] & mask[:, None, None, :])
         if self.causal:
-            future = torch.ones(x.shape[1], x.shape[1], dtype=torch.bool, device=x.device).triu(1)
-            masked = future if masked is None else masked | future
+            masked = torch.ones(x.shape[1], x.shape[1], dtype=torch.bool, device=x.device).triu(1)
+        elif mask is not None:  # True = real token; LRA masks query and key alike (outer product)
+            masked = ~(mask[:, None, :, None] & mask[:, None, None, :])
+        if mask is not None and self.causal:
+            masked = masked | ~mask[:, None, None, :]
         if masked is not None:
-            logits = logits.masked_fill(masked, -1e9)
+            logits.masked_fill_(masked, -1e10)
         probs = torch.softmax(logits, dim=-1)
         if self.lra_record_attention:
             self.lra_last_attention = probs.detach()
-        probs = F.dropout(probs, self.dropout, self.training)
+        probs = dropout(probs, self.dropout, self.training)
         out = torch.matmul(probs, v).transpose(1, 2).reshape(x.shape[0], x.shape[1], -1)
         return self.o(out)
