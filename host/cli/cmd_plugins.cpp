@@ -5,6 +5,7 @@
 #include "common/text.h"
 #include "lra/status.h"
 #include "plugins/loader.h"
+#include "plugins/python_mixer.h"
 
 namespace lra::host {
 namespace {
@@ -17,9 +18,32 @@ void print_options(const std::vector<lra::OptionSpec>& specs, const char* title)
                 to_string(s.default_value).c_str(), s.help.c_str());
 }
 
+// A Python mixer: the class as the host holds it (plugins/python_mixer.h).
+int inspect_python_mixer(const std::string& target) {
+  const LoadedPlugin& lp = load_plugin(target, LRA_KIND_MIXER);
+  const Descriptor& d = lp.descriptor;
+  std::printf("file          %s\n", d.file.c_str());
+  std::printf("name          %s %s (Python mixer)\n", d.name.c_str(), d.version.c_str());
+  std::printf("description   %s\n", text::visible_text(d.description).c_str());
+  std::printf("Python        %s, torch %s (host LibTorch %s)\n", lp.source.value("python", "").c_str(),
+              lp.source.value("torch", "").c_str(), host_descriptor().torch_version.c_str());
+  std::string caps;
+  for (const auto& c : capability_names(d.capabilities)) caps += (caps.empty() ? "" : ", ") + c;
+  std::printf("capabilities  %s\n", caps.empty() ? "none" : caps.c_str());
+  std::printf("sha256        %s (of its sources)\n", lp.sha256.c_str());
+  for (const auto& [path, sha] : lp.source.at("files").items())
+    std::printf("  source      %s  %s\n", sha.get<std::string>().c_str(), text::visible_text(path).c_str());
+  std::vector<lra::OptionSpec> specs;
+  if (Status st = lp.mixer().options(&specs); !st.ok())
+    throw Error(ErrorKind::plugin, "'" + target + "' failed to list its options: " + st.message);
+  print_options(specs, "options (set with --set mixer.NAME=VALUE)");
+  return 0;
+}
+
 }  // namespace
 
 int inspect_command(const std::string& target) {
+  if (is_python_mixer_spec(target)) return inspect_python_mixer(target);
   // A NAME is looked up among discovered plugins of either kind.
   std::filesystem::path file = target;
   const bool looks_like_path = target.find('/') != std::string::npos || file.extension() == ".so";
