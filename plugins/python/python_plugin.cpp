@@ -232,13 +232,18 @@ class PythonMixer final : public lra::Mixer {
                                                      " '" + s.name + "' during forward");
       at::Tensor t = THPVariable_Unpack(now.ptr());
       if (t.unsafeGetTensorImpl() == s.tensor.unsafeGetTensorImpl()) continue;
+      // The optimizer holds the registered parameter and reads its .grad: a
+      // new Parameter object would take the gradients and train nothing.
+      if (!s.buffer)
+        throw lra::Error(lra::ErrorKind::plugin,
+                         where_ + " replaced its parameter '" + s.name +
+                             "' with a new tensor during forward; the host's optimizer trains the registered one. "
+                             "Change a parameter in place (with torch.no_grad(): p.copy_(...))");
       {
         at::NoGradGuard no_grad;
         s.tensor.set_data(t.detach());
       }
-      table[s.name.c_str()] = s.buffer ? wrap(s.tensor) : py::module_::import("torch").attr("nn").attr("Parameter")(
-                                                                  wrap(s.tensor), s.tensor.requires_grad());
-      if (!s.buffer) s.tensor = THPVariable_Unpack(py::object(table[s.name.c_str()]).ptr());
+      table[s.name.c_str()] = wrap(s.tensor);  // the same TensorImpl: Python's object again
     }
   }
 
