@@ -5,6 +5,7 @@
 #include "common/text.h"
 #include "lra/status.h"
 #include "plugins/loader.h"
+#include "plugins/python_mixer.h"
 
 namespace lra::host {
 namespace {
@@ -19,7 +20,37 @@ void print_options(const std::vector<lra::OptionSpec>& specs, const char* title)
 
 }  // namespace
 
+namespace {
+
+// A Python mixer (FILE.py:CLASS): opened through the built-in Python plugin,
+// which checks the class against the contract; its identity is its sources.
+int inspect_python_mixer(const std::string& spec) {
+  const LoadedPlugin& lp = open_plugin(spec, LRA_KIND_MIXER);
+  const Descriptor& d = lp.descriptor;
+  std::printf("file          %s\n", d.file.c_str());
+  std::printf("name          %s %s (mixer plugin, Python)\n", text::visible_text(d.name).c_str(),
+              text::visible_text(d.version).c_str());
+  std::printf("description   %s\n", text::visible_text(d.description).c_str());
+  std::printf("interpreter   Python %s, torch %s\n", lp.source.value("python", "?").c_str(),
+              lp.source.value("torch", "?").c_str());
+  std::string caps;
+  for (const auto& c : capability_names(d.capabilities)) caps += (caps.empty() ? "" : ", ") + c;
+  std::printf("capabilities  %s\n", caps.empty() ? "none" : caps.c_str());
+  std::printf("status        compatible\n");
+  std::printf("sha256        %s (of its sources)\n", lp.sha256.c_str());
+  for (const auto& [path, sha] : lp.source.at("files").items())
+    std::printf("  %-22s %s\n", text::visible_text(path).c_str(), sha.get<std::string>().c_str());
+  std::vector<lra::OptionSpec> specs;
+  Status st = lp.mixer().options(&specs);
+  if (!st.ok()) throw Error(ErrorKind::plugin, "plugin '" + d.name + "' failed to list its options: " + st.message);
+  print_options(specs, "options (set with --set mixer.NAME=VALUE)");
+  return 0;
+}
+
+}  // namespace
+
 int inspect_command(const std::string& target) {
+  if (is_python_mixer_spec(target)) return inspect_python_mixer(target);
   // A NAME is looked up among discovered plugins of either kind.
   std::filesystem::path file = target;
   const bool looks_like_path = target.find('/') != std::string::npos || file.extension() == ".so";

@@ -23,6 +23,7 @@
 #include <pybind11/embed.h>
 #include <torch/csrc/autograd/python_variable.h>
 
+#include <lra/dropout.h>
 #include <lra/mixer.h>
 
 #include "plugins/python_bridge.h"
@@ -36,12 +37,50 @@ namespace {
 
 py::module_* bridge = nullptr;  // lra_python_bridge, once started
 
-std::string error_text(py::error_already_set& e, const std::string& what) {
+// The exception as one line (lra_python_bridge.format_exception). The
+// traceback is passed on: an exception raised in a frame that C++ called
+// directly (the class's __init__ or forward) does not hold it itself.
+// `file`: the class's file, whose folder's frames name where it happened.
+std::string error_text(py::error_already_set& e, const std::string& what, const std::string& file = "") {
   try {
-    return bridge->attr("format_exception")(e.value(), what).cast<std::string>();
+    py::object folder = file.empty() ? py::object(py::none())
+                                     : py::module_::import("os").attr("path").attr("dirname")(file);
+    py::object trace = e.trace() ? py::reinterpret_borrow<py::object>(e.trace()) : py::object(py::none());
+    return bridge->attr("format_exception")(e.value(), what, trace, folder).cast<std::string>();
   } catch (...) {
-    return what + " raised " + std::string(e.what());
+    std::string text = what + " raised " + std::string(e.what());
+    for (auto& c : text)
+      if (c == '\n') c = ' ';
+    return text;
   }
+}
+
+py::object wrap(const at::Tensor& t) { return py::reinterpret_steal<py::object>(THPVariable_Wrap(t)); }
+
+bool is_tensor(const py::handle& h) { return THPVariable_Check(h.ptr()); }
+
+// The `lrahost` module a mixer may import: the host's own operations where a
+// mixer should not use PyTorch's. lrahost.dropout(x, p, training) is the
+// host's inverted dropout (lra/dropout.h): on the CPU its masks come from the
+// host's counter-based generator, keyed by each example's place in the global
+// batch, so they do not depend on how a batch is split over ranks or
+// micro-batches, and they are those of the C++ mixers (the built-in
+// transformer's attention dropout). torch.nn.functional.dropout draws from
+// LibTorch's generator element by element instead.
+void add_host_module() {
+  auto m = py::module_::create_extension_module("lrahost", "The host's operations for Python mixers",
+                                                new PyModuleDef());
+  m.def(
+      "dropout",
+      [](py::object x, double p, bool training) -> py::object {
+        if (!is_tensor(x)) throw py::type_error("lrahost.dropout: x must be a torch.Tensor");
+        if (!(p >= 0.0 && p <= 1.0)) throw py::value_error("lrahost.dropout: p must be in [0, 1], got " + std::to_string(p));
+        return wrap(lra::ops::dropout(THPVariable_Unpack(x.ptr()), p, training));
+      },
+      py::arg("x"), py::arg("p"), py::arg("training"),
+      "Inverted dropout as the host's mixers apply it: in training each element zeroed with probability p, the "
+      "rest scaled by 1 / (1 - p); otherwise x itself.");
+  py::module_::import("sys").attr("modules")["lrahost"] = m;
 }
 
 void start_interpreter() {
@@ -73,6 +112,7 @@ void start_interpreter() {
       py::exec(kBridgeSource, m.attr("__dict__"));
       py::module_::import("sys").attr("modules")["lra_python_bridge"] = m;
       bridge = new py::module_(m);  // never freed: Python is never finalized
+      add_host_module();
     } catch (py::error_already_set& e) {
       failure = std::string("the embedded Python could not import torch (") + LRA_PYTHON_EXECUTABLE +
                 "; the Python plugin needs python3-torch, the same LibTorch as the host): " + e.what();
@@ -99,10 +139,6 @@ void ensure_interpreter() {
 
 // ---- the mixer --------------------------------------------------------------
 
-py::object wrap(const at::Tensor& t) { return py::reinterpret_steal<py::object>(THPVariable_Wrap(t)); }
-
-bool is_tensor(const py::handle& h) { return THPVariable_Check(h.ptr()); }
-
 // One parameter or buffer as both sides hold it.
 struct Slot {
   py::object owner;  // the Python submodule
@@ -113,7 +149,8 @@ struct Slot {
 
 class PythonMixer final : public lra::Mixer {
  public:
-  PythonMixer(py::object instance, std::string where) : instance_(std::move(instance)), where_(std::move(where)) {
+  PythonMixer(py::object instance, std::string file, std::string where)
+      : instance_(std::move(instance)), file_(std::move(file)), where_(std::move(where)) {
     mirror(*this, instance_);
   }
   ~PythonMixer() override {
@@ -129,7 +166,7 @@ class PythonMixer final : public lra::Mixer {
       out = instance_(wrap(x), mask.defined() ? wrap(mask) : py::none());
       resync();
     } catch (py::error_already_set& e) {
-      throw lra::Error(lra::ErrorKind::plugin, error_text(e, where_ + ".forward"));
+      throw lra::Error(lra::ErrorKind::plugin, error_text(e, where_ + ".forward", file_));
     }
     if (!is_tensor(out))
       throw lra::Error(lra::ErrorKind::plugin, where_ + ".forward returned a " +
@@ -195,8 +232,10 @@ class PythonMixer final : public lra::Mixer {
     }
   }
 
-  // A tensor the forward replaced (self.buf = new) is moved into the C++
+  // A buffer the forward replaced (self.buf = new) is moved into the C++
   // registration (same TensorImpl, new data), which Python then holds again.
+  // A parameter must stay the tensor the host's optimizer trains: this
+  // forward's gradients went to the replacement, which nothing would update.
   void resync() {
     for (auto& s : slots_) {
       py::dict table = s.owner.attr(s.buffer ? "_buffers" : "_parameters");
@@ -206,18 +245,22 @@ class PythonMixer final : public lra::Mixer {
                                                      " '" + s.name + "' during forward");
       at::Tensor t = THPVariable_Unpack(now.ptr());
       if (t.unsafeGetTensorImpl() == s.tensor.unsafeGetTensorImpl()) continue;
+      if (!s.buffer)
+        throw lra::Error(lra::ErrorKind::plugin,
+                         where_ + " replaced its parameter '" + s.name + "' with a new tensor during forward: the "
+                                  "host's optimizer trains the parameter created in __init__ (and this forward's "
+                                  "gradients went to the new one); change it in place under torch.no_grad(), or "
+                                  "make it a buffer (register_buffer) if it is not trained");
       {
         at::NoGradGuard no_grad;
         s.tensor.set_data(t.detach());
       }
-      table[s.name.c_str()] = s.buffer ? wrap(s.tensor) : py::module_::import("torch").attr("nn").attr("Parameter")(
-                                                                  wrap(s.tensor), s.tensor.requires_grad());
-      if (!s.buffer) s.tensor = THPVariable_Unpack(py::object(table[s.name.c_str()]).ptr());
+      table[s.name.c_str()] = wrap(s.tensor);
     }
   }
 
   py::object instance_;
-  std::string where_;
+  std::string file_, where_;  // the class's file; FILE:CLASS
   std::vector<Slot> slots_;
 };
 
@@ -232,8 +275,10 @@ lra::Value to_value(const std::string& type, const py::handle& v) {
 
 class PythonClassPlugin final : public lra::MixerPlugin {
  public:
-  PythonClassPlugin(py::object cls, std::string where, uint32_t caps, std::vector<lra::OptionSpec> options)
-      : cls_(std::move(cls)), where_(std::move(where)), caps_(caps), options_(std::move(options)) {}
+  PythonClassPlugin(py::object cls, std::string file, std::string where, uint32_t caps,
+                    std::vector<lra::OptionSpec> options)
+      : cls_(std::move(cls)), file_(std::move(file)), where_(std::move(where)), caps_(caps),
+        options_(std::move(options)) {}
 
   lra::Status options(std::vector<lra::OptionSpec>* out) const noexcept override {
     return lra::guarded([&] { *out = options_; });
@@ -266,15 +311,15 @@ class PythonClassPlugin final : public lra::MixerPlugin {
       try {
         instance = cls_(**kw);
       } catch (py::error_already_set& e) {
-        throw lra::Error(lra::ErrorKind::plugin, error_text(e, where_ + ".__init__"));
+        throw lra::Error(lra::ErrorKind::plugin, error_text(e, where_ + ".__init__", file_));
       }
-      *out = std::make_shared<PythonMixer>(std::move(instance), where_);
+      *out = std::make_shared<PythonMixer>(std::move(instance), file_, where_);
     });
   }
 
  private:
   py::object cls_;
-  std::string where_;
+  std::string file_, where_;
   uint32_t caps_;
   std::vector<lra::OptionSpec> options_;
 };
@@ -319,9 +364,10 @@ extern "C" __attribute__((visibility("default"))) lra::Status lra_python_mixer_o
       out->class_name = class_name;
       out->capabilities = caps;
       out->identity_json = d[3].cast<std::string>();
-      out->plugin = new PythonClassPlugin(py::reinterpret_borrow<py::object>(d[0]), where, caps, std::move(options));
+      out->plugin =
+          new PythonClassPlugin(py::reinterpret_borrow<py::object>(d[0]), file, where, caps, std::move(options));
     } catch (py::error_already_set& e) {
-      throw lra::Error(lra::ErrorKind::plugin, error_text(e, std::string("importing ") + file));
+      throw lra::Error(lra::ErrorKind::plugin, error_text(e, std::string("importing ") + file, file));
     }
   });
 }
