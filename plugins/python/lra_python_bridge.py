@@ -190,7 +190,10 @@ def format_exception(exc, what, tb=None, folder=None):
     if isinstance(exc, SyntaxError):
         return "%s:%s: syntax error: %s%s" % (exc.filename, exc.lineno, exc.msg,
                                               (": " + exc.text.strip()) if exc.text and exc.text.strip() else "")
-    frames = traceback.extract_tb(tb if tb is not None else exc.__traceback__)
+    # Without torch.nn.Module's call dispatch (every forward's outermost frame).
+    frames = [f for f in traceback.extract_tb(tb if tb is not None else exc.__traceback__)
+              if not (f.name == "_call_impl" and f.filename.endswith(os.path.join("torch", "nn", "modules",
+                                                                                  "module.py")))]
     inner = frames[-1] if frames else None
     if folder:
         folder = os.path.realpath(folder)

@@ -149,8 +149,8 @@ struct Slot {
 
 class PythonMixer final : public lra::Mixer {
  public:
-  PythonMixer(py::object instance, std::string file, std::string where)
-      : instance_(std::move(instance)), file_(std::move(file)), where_(std::move(where)) {
+  PythonMixer(py::object instance, std::string file, std::string cls)
+      : instance_(std::move(instance)), file_(std::move(file)), cls_(std::move(cls)), where_(file_ + ":" + cls_) {
     mirror(*this, instance_);
   }
   ~PythonMixer() override {
@@ -166,7 +166,7 @@ class PythonMixer final : public lra::Mixer {
       out = instance_(wrap(x), mask.defined() ? wrap(mask) : py::none());
       resync();
     } catch (py::error_already_set& e) {
-      throw lra::Error(lra::ErrorKind::plugin, error_text(e, where_ + ".forward", file_));
+      throw lra::Error(lra::ErrorKind::plugin, error_text(e, cls_ + ".forward", file_));
     }
     if (!is_tensor(out))
       throw lra::Error(lra::ErrorKind::plugin, where_ + ".forward returned a " +
@@ -260,7 +260,7 @@ class PythonMixer final : public lra::Mixer {
   }
 
   py::object instance_;
-  std::string file_, where_;  // the class's file; FILE:CLASS
+  std::string file_, cls_, where_;  // the class's file, its name, FILE:CLASS
   std::vector<Slot> slots_;
 };
 
@@ -275,10 +275,10 @@ lra::Value to_value(const std::string& type, const py::handle& v) {
 
 class PythonClassPlugin final : public lra::MixerPlugin {
  public:
-  PythonClassPlugin(py::object cls, std::string file, std::string where, uint32_t caps,
+  PythonClassPlugin(py::object cls, std::string file, std::string name, uint32_t caps,
                     std::vector<lra::OptionSpec> options)
-      : cls_(std::move(cls)), file_(std::move(file)), where_(std::move(where)), caps_(caps),
-        options_(std::move(options)) {}
+      : cls_(std::move(cls)), file_(std::move(file)), name_(std::move(name)), where_(file_ + ":" + name_),
+        caps_(caps), options_(std::move(options)) {}
 
   lra::Status options(std::vector<lra::OptionSpec>* out) const noexcept override {
     return lra::guarded([&] { *out = options_; });
@@ -311,15 +311,15 @@ class PythonClassPlugin final : public lra::MixerPlugin {
       try {
         instance = cls_(**kw);
       } catch (py::error_already_set& e) {
-        throw lra::Error(lra::ErrorKind::plugin, error_text(e, where_ + ".__init__", file_));
+        throw lra::Error(lra::ErrorKind::plugin, error_text(e, name_ + ".__init__", file_));
       }
-      *out = std::make_shared<PythonMixer>(std::move(instance), file_, where_);
+      *out = std::make_shared<PythonMixer>(std::move(instance), file_, name_);
     });
   }
 
  private:
   py::object cls_;
-  std::string file_, where_;
+  std::string file_, name_, where_;  // the class's file, its name, FILE:CLASS
   uint32_t caps_;
   std::vector<lra::OptionSpec> options_;
 };
@@ -350,7 +350,6 @@ extern "C" __attribute__((visibility("default"))) lra::Status lra_python_mixer_o
     const char* file, const char* class_name, lra::host::PythonMixerClass* out) {
   return lra::guarded([&] {
     ensure_interpreter();
-    const std::string where = std::string(file) + ":" + class_name;
     py::gil_scoped_acquire gil;
     try {
       py::tuple d = bridge->attr("describe")(file, class_name);
@@ -365,7 +364,7 @@ extern "C" __attribute__((visibility("default"))) lra::Status lra_python_mixer_o
       out->capabilities = caps;
       out->identity_json = d[3].cast<std::string>();
       out->plugin =
-          new PythonClassPlugin(py::reinterpret_borrow<py::object>(d[0]), file, where, caps, std::move(options));
+          new PythonClassPlugin(py::reinterpret_borrow<py::object>(d[0]), file, class_name, caps, std::move(options));
     } catch (py::error_already_set& e) {
       throw lra::Error(lra::ErrorKind::plugin, error_text(e, std::string("importing ") + file, file));
     }
