@@ -18,6 +18,7 @@
 
 #include <mutex>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include <pybind11/embed.h>
@@ -208,12 +209,17 @@ class PythonMixer final : public lra::Mixer {
 
   // Registers the Python module's own parameters and buffers on `cpp` and its
   // submodules as C++ children of the same names, so the host's names
-  // (a.b.weight) are PyTorch's.
+  // (a.b.weight) are PyTorch's. A tensor or submodule reachable under two
+  // names (tied weights: self.k = self.q) is registered once, under the first,
+  // as PyTorch's parameters() counts it: the optimizer updates it once per
+  // step and the parameter budget counts it once.
   void mirror(torch::nn::Module& cpp, const py::object& pymod) {
+    seen_modules_.insert(pymod.ptr());
     for (auto item : pymod.attr("_parameters").cast<py::dict>()) {
       if (item.second.is_none()) continue;
       const auto name = item.first.cast<std::string>();
       at::Tensor t = THPVariable_Unpack(item.second.ptr());
+      if (!seen_tensors_.insert(t.unsafeGetTensorImpl()).second) continue;
       cpp.register_parameter(name, t, t.requires_grad());
       slots_.push_back({pymod, name, false, t});
     }
@@ -221,11 +227,12 @@ class PythonMixer final : public lra::Mixer {
       if (item.second.is_none()) continue;
       const auto name = item.first.cast<std::string>();
       at::Tensor t = THPVariable_Unpack(item.second.ptr());
+      if (!seen_tensors_.insert(t.unsafeGetTensorImpl()).second) continue;
       cpp.register_buffer(name, t);
       slots_.push_back({pymod, name, true, t});
     }
     for (auto item : pymod.attr("_modules").cast<py::dict>()) {
-      if (item.second.is_none()) continue;
+      if (item.second.is_none() || seen_modules_.count(item.second.ptr())) continue;
       auto child = std::make_shared<torch::nn::Module>();
       mirror(*child, py::reinterpret_borrow<py::object>(item.second));
       cpp.register_module(item.first.cast<std::string>(), child);
@@ -262,6 +269,8 @@ class PythonMixer final : public lra::Mixer {
   py::object instance_;
   std::string file_, cls_, where_;  // the class's file, its name, FILE:CLASS
   std::vector<Slot> slots_;
+  std::unordered_set<const void*> seen_tensors_;  // TensorImpls mirrored (once each)
+  std::unordered_set<PyObject*> seen_modules_;    // Python modules mirrored (once each)
 };
 
 // ---- one class as a mixer plugin ----------------------------------------------

@@ -112,6 +112,9 @@ INSTANTIATE_TEST_SUITE_P(
                "forward\\): ForwardRaises\\.forward raised RuntimeError: deliberate failure in forward",
                "raise RuntimeError(\"deliberate failure in forward\")"},
               false, /*check_code=*/0},  // it fails in training only: the checks run in evaluation mode
+        Fault{"backward_raises", fixture("faults.py:BackwardRaises"), 3,
+              {"plugin 'BackwardRaises' failed in backward at step 1 (training): deliberate failure in backward"},
+              false, /*check_code=*/0},  // the checks run no backward pass
         Fault{"syntax_error", fixture("syntax_error.py:Broken"), 3,
               {"syntax_error.py:5: syntax error: expected ':'", "def forward(self, x, mask)"}},
         Fault{"missing_module", fixture("missing_module.py:Mixer"), 3,
@@ -125,9 +128,9 @@ INSTANTIATE_TEST_SUITE_P(
                "WrongShape.forward returned shape [2, 48, 32] for x of shape [2, 49, 32]"},
               false},
         Fault{"missing_class", fixture("faults.py:Missing"), 3,
-              {"faults.py defines no class 'Missing' (its torch.nn.Module classes: BadOptionType, Base, "
-               "ForwardRaises, InitRaises, PeeksFuture, ReplacesParameter, ReturnsTuple, UnknownCapability, "
-               "WrongShape)"}},
+              {"faults.py defines no class 'Missing' (its torch.nn.Module classes: BackwardRaises, "
+               "BadOptionType, Base, ForwardRaises, InitRaises, PeeksFuture, ReplacesParameter, ReturnsTuple, "
+               "UnknownCapability, WrongShape)"}},
         Fault{"bad_option_type", fixture("faults.py:BadOptionType"), 3,
               {"faults.py:BadOptionType.lra_options['window'] = [64, 128] is a list: an option's default must be a "
                "bool, int, float or str"}},

@@ -341,6 +341,25 @@ TEST(PythonMixerState, DtypeMovesReachPythonsTensors) {
   }
 }
 
+// Tied weights (self.k = self.q) are one parameter, as PyTorch's parameters()
+// has them: counted once against the budget, updated once per optimizer step.
+TEST(PythonMixerState, ATiedParameterIsRegisteredAndTrainedOnce) {
+  auto m = make_python(fixture("tied.py:SharedQK"), small_spec());
+  std::vector<std::string> names;
+  for (const auto& p : m->named_parameters()) names.push_back(p.key());
+  EXPECT_EQ(names, (std::vector<std::string>{"q.weight", "v.weight", "o.weight"}));
+  EXPECT_EQ(host::count_parameters(*m), 3 * 32 * 32);
+  EXPECT_EQ(m->named_buffers().size(), 1u);
+  // One AdamW step moves the shared weight by the lr once (Adam's first step is lr * sign(grad)).
+  m->train();
+  const auto before = weight(*m, "q.weight").clone();
+  torch::optim::AdamW opt(m->parameters(), torch::optim::AdamWOptions(1e-2).weight_decay(0.0));
+  m->forward(random_input(2, 8, 32), {}).pow(2).sum().backward();
+  opt.step();
+  const double moved = (weight(*m, "q.weight") - before).abs().max().item<double>();
+  EXPECT_NEAR(moved, 1e-2, 1e-4) << "a tensor listed twice would be stepped twice";
+}
+
 // A replaced parameter is not silently lost to the optimizer.
 TEST(PythonMixerState, AParameterReplacedInForwardIsRefusedNamingIt) {
   auto m = make_python(fixture("faults.py:ReplacesParameter"), small_spec());
@@ -365,7 +384,7 @@ TEST(PythonMixerContract, EachRefusalHasItsKindAndMessage) {
   };
   const std::vector<Case> cases = {
       {fixture("faults.py:Missing"), lra::ErrorKind::plugin,
-       {"faults.py defines no class 'Missing'", "BadOptionType, Base, ForwardRaises, InitRaises"}},
+       {"faults.py defines no class 'Missing'", "BackwardRaises, BadOptionType, Base, ForwardRaises, InitRaises"}},
       {fixture("faults.py:NotAModule"), lra::ErrorKind::plugin, {"faults.py:NotAModule is a type, not a torch.nn.Module"}},
       {fixture("faults.py:BadOptionType"), lra::ErrorKind::plugin,
        {"faults.py:BadOptionType.lra_options['window'] = [64, 128] is a list"}},
