@@ -67,6 +67,17 @@ def _enter_folder(folder):
     return mods
 
 
+def _module_name(path):
+    stem = re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0])
+    return "lra_user_" + hashlib.sha256(path.encode()).hexdigest()[:16] + "_" + stem
+
+
+def unload(path):
+    """Forgets the file's module (the host refused it), so that opening it
+    again imports it again."""
+    sys.modules.pop(_module_name(os.path.realpath(path)), None)
+
+
 def load_module(path):
     """Imports the file under a name unique to its path, so two files named
     model.py in one process stay apart; its folder goes first on sys.path so
@@ -75,8 +86,7 @@ def load_module(path):
     path = os.path.realpath(path)
     folder = os.path.dirname(path)
     mods = _enter_folder(folder)
-    stem = re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0])
-    name = "lra_user_" + hashlib.sha256(path.encode()).hexdigest()[:16] + "_" + stem
+    name = _module_name(path)
     if name in sys.modules:
         return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, path)

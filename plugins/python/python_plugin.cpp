@@ -21,6 +21,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include <c10/core/DefaultDtype.h>
+#include <c10/core/GradMode.h>
 #include <pybind11/embed.h>
 #include <torch/csrc/autograd/python_variable.h>
 
@@ -138,6 +140,46 @@ void ensure_interpreter() {
   if (!failure.empty()) throw lra::Error(lra::ErrorKind::plugin, failure);
 }
 
+// ---- torch's process state ---------------------------------------------------
+
+// What Python code can change in LibTorch for the whole host, not just for
+// itself (the GIL held): the default dtype (torch.set_default_dtype: the host's model would
+// be built, and trained, in another precision than the run records) and this
+// thread's grad mode (torch.set_grad_enabled(False) left on: the host's
+// training gets no gradients). Taken before a call into the class, checked
+// after: a change is put back and refused, naming it.
+class TorchState {
+ public:
+  TorchState() : dtype_(c10::get_default_dtype()), grad_(c10::GradMode::is_enabled()) {}
+  // Puts back what changed; returns what that was ("" when nothing did).
+  std::string restore() const {
+    std::string changed;
+    if (c10::get_default_dtype() != dtype_) {
+      changed = "torch's default dtype (torch.set_default_dtype(" +
+                py::str(py::module_::import("torch").attr("get_default_dtype")()).cast<std::string>() +
+                ")); create tensors with x's dtype instead";
+      c10::set_default_dtype(dtype_);
+    }
+    if (c10::GradMode::is_enabled() != grad_) {
+      changed += std::string(changed.empty() ? "" : ", and ") + "the grad mode (torch.set_grad_enabled(" +
+                 (grad_ ? "False" : "True") + ") left in effect); use `with torch.no_grad():` for a block instead";
+      c10::GradMode::set_enabled(grad_);
+    }
+    return changed;
+  }
+  // restore(), then throws naming `what` if anything had changed.
+  void check(const std::string& what) const {
+    const std::string changed = restore();
+    if (!changed.empty())
+      throw lra::Error(lra::ErrorKind::plugin, what + " changed " + changed + ": the host's settings are not a "
+                                                      "mixer's to change");
+  }
+
+ private:
+  caffe2::TypeMeta dtype_;
+  bool grad_;
+};
+
 // ---- the mixer --------------------------------------------------------------
 
 // One parameter or buffer as both sides hold it.
@@ -163,12 +205,15 @@ class PythonMixer final : public lra::Mixer {
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask) override {
     py::gil_scoped_acquire gil;
     py::object out;
+    const TorchState state;
     try {
       out = instance_(wrap(x), mask.defined() ? wrap(mask) : py::none());
       resync();
     } catch (py::error_already_set& e) {
+      state.restore();
       throw lra::Error(lra::ErrorKind::plugin, error_text(e, cls_ + ".forward", file_));
     }
+    state.check(where_ + ".forward");
     if (!is_tensor(out))
       throw lra::Error(lra::ErrorKind::plugin, where_ + ".forward returned a " +
                                                    py::str(py::type::of(out).attr("__name__")).cast<std::string>() +
@@ -317,11 +362,14 @@ class PythonClassPlugin final : public lra::MixerPlugin {
       kw["rotary_base"] = spec.rotary_base;
       for (const auto& [k, v] : options) std::visit([&](const auto& x) { kw[k.c_str()] = x; }, v);
       py::object instance;
+      const TorchState state;
       try {
         instance = cls_(**kw);
       } catch (py::error_already_set& e) {
+        state.restore();
         throw lra::Error(lra::ErrorKind::plugin, error_text(e, name_ + ".__init__", file_));
       }
+      state.check(where_ + ".__init__");
       *out = std::make_shared<PythonMixer>(std::move(instance), file_, name_);
     });
   }
@@ -360,8 +408,15 @@ extern "C" __attribute__((visibility("default"))) lra::Status lra_python_mixer_o
   return lra::guarded([&] {
     ensure_interpreter();
     py::gil_scoped_acquire gil;
+    const TorchState state;
     try {
       py::tuple d = bridge->attr("describe")(file, class_name);
+      try {
+        state.check(std::string("importing ") + file);
+      } catch (...) {
+        bridge->attr("unload")(file);  // imported again next time, and refused again
+        throw;
+      }
       uint32_t caps = 0;
       for (auto c : d[1]) caps |= capability_bit(c.cast<std::string>());
       std::vector<lra::OptionSpec> options;
@@ -375,6 +430,7 @@ extern "C" __attribute__((visibility("default"))) lra::Status lra_python_mixer_o
       out->plugin =
           new PythonClassPlugin(py::reinterpret_borrow<py::object>(d[0]), file, class_name, caps, std::move(options));
     } catch (py::error_already_set& e) {
+      state.restore();
       throw lra::Error(lra::ErrorKind::plugin, error_text(e, std::string("importing ") + file, file));
     }
   });

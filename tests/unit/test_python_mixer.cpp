@@ -8,12 +8,15 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <regex>
 #include <string>
 
 #include <unistd.h>
 
+#include <c10/core/DefaultDtype.h>
+#include <c10/core/GradMode.h>
 #include <torch/nn/functional/loss.h>
 #include <torch/optim/adamw.h>
 
@@ -400,12 +403,80 @@ TEST(PythonMixerContract, EachRefusalHasItsKindAndMessage) {
       {fixture("faults.py:1Class"), lra::ErrorKind::usage, {"'1Class' is not a Python class name"}},
       {fixture("faults.py:Bad$x"), lra::ErrorKind::usage, {"has a character outside"}},
       {fixture("no_such_file.py:Mixer"), lra::ErrorKind::usage, {"no_such_file.py is not a readable file"}},
+      {fixture("contract.py:NarrowInit"), lra::ErrorKind::plugin,
+       {"contract.py:NarrowInit.__init__ does not take heads, qkv_dim, max_len, causal, attention_dropout, "
+        "layer_index, seed, rotary_base", "add them or **kwargs"}},
+      {fixture("contract.py:CapsAsString"), lra::ErrorKind::plugin,
+       {"contract.py:CapsAsString.lra_capabilities must be a set of strings"}},
+      {fixture("contract.py:OptionClashesWithSpec"), lra::ErrorKind::plugin,
+       {"contract.py:OptionClashesWithSpec.lra_options['heads'] clashes with the mixer spec's field"}},
+      {fixture("contract.py:HugeIntOption"), lra::ErrorKind::plugin,
+       {"contract.py:HugeIntOption.lra_options['window'] = 1180591620717411303424 does not fit a 64-bit integer"}},
+      {fixture("default_dtype.py:Mixer"), lra::ErrorKind::plugin,
+       {"default_dtype.py changed torch's default dtype (torch.set_default_dtype(torch.float64))"}},
   };
   for (const auto& c : cases) {
     const auto [kind, message] = load_error(c.spec);
     EXPECT_EQ(static_cast<int>(kind), static_cast<int>(c.kind)) << c.spec << ": " << message;
     for (const auto& s : c.says) EXPECT_NE(message.find(s), std::string::npos) << c.spec << ": " << message;
     EXPECT_EQ(message.find('\n'), std::string::npos) << "one line: " << message;
+  }
+}
+
+// The host's torch settings are the host's: a class that changes them is
+// refused, naming what it changed, and the setting is put back.
+TEST(PythonMixerContract, ChangingTorchsDefaultDtypeOrGradModeIsRefusedAndUndone) {
+  for (int attempt = 0; attempt < 2; ++attempt) {  // refused again, not cached as imported
+    const auto [kind, message] = load_error(fixture("default_dtype.py:Mixer"));
+    EXPECT_EQ(kind, lra::ErrorKind::plugin) << message;
+    EXPECT_EQ(c10::get_default_dtype(), caffe2::TypeMeta::Make<float>()) << "put back";
+  }
+  auto expect_refused = [](const std::function<void()>& call, const std::string& says) {
+    try {
+      call();
+      ADD_FAILURE() << "no error: " << says;
+    } catch (const lra::Error& e) {
+      EXPECT_EQ(e.kind(), lra::ErrorKind::plugin);
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+    EXPECT_TRUE(c10::GradMode::is_enabled()) << says;
+    EXPECT_EQ(c10::get_default_dtype(), caffe2::TypeMeta::Make<float>()) << says;
+  };
+  expect_refused([] { make_python(fixture("contract.py:GradOffInInit"), small_spec()); },
+                 "contract.py:GradOffInInit.__init__ changed the grad mode (torch.set_grad_enabled(False) left in "
+                 "effect)");
+  auto grad_off = make_python(fixture("contract.py:GradOffInForward"), small_spec());
+  expect_refused([&] { grad_off->forward(random_input(2, 8, 32), {}); },
+                 "contract.py:GradOffInForward.forward changed the grad mode");
+  auto dtype = make_python(fixture("contract.py:DefaultDtypeInForward"), small_spec());
+  expect_refused([&] { dtype->forward(random_input(2, 8, 32), {}); },
+                 "contract.py:DefaultDtypeInForward.forward changed torch's default dtype "
+                 "(torch.set_default_dtype(torch.float64))");
+}
+
+// Options reach __init__ typed by their defaults, with --set mixer.NAME=VALUE applied.
+TEST(PythonMixerContract, OptionsReachInitTypedByTheirDefaults) {
+  const auto& p = python(fixture("contract.py:Options"));
+  std::vector<lra::OptionSpec> specs;
+  ASSERT_TRUE(p.mixer().options(&specs).ok());
+  ASSERT_EQ(specs.size(), 4u);
+  EXPECT_EQ(specs[0].name, "window");
+  EXPECT_EQ(std::get<int64_t>(specs[0].default_value), 128);
+  EXPECT_EQ(std::get<bool>(specs[1].default_value), true);
+  EXPECT_EQ(std::get<double>(specs[2].default_value), 0.5);
+  EXPECT_EQ(std::get<std::string>(specs[3].default_value), "sum");
+  const auto x = random_input(2, 8, 32);
+  torch::NoGradGuard g;
+  EXPECT_LE(max_abs_diff(make_python(fixture("contract.py:Options"), small_spec())->forward(x, {}), x * 64.0), 1e-5);
+  auto set = make_python(fixture("contract.py:Options"), small_spec(),
+                         {{"window", "256"}, {"gate", "false"}, {"scale", "2"}, {"mode", "double"}});
+  EXPECT_LE(max_abs_diff(set->forward(x, {}), x * -1024.0), 1e-3);
+  // A value of the wrong type is the host's refusal (rules), before Python sees it.
+  try {
+    make_python(fixture("contract.py:Options"), small_spec(), {{"window", "wide"}});
+    FAIL() << "no error";
+  } catch (const lra::Error& e) {
+    EXPECT_EQ(e.kind(), lra::ErrorKind::rules) << e.what();
   }
 }
 
