@@ -11,8 +11,11 @@
 // signal handlers and those torch's import changes are put back (Ctrl-C stays
 // the host's); the GIL is released after start-up and taken in every entry
 // point; the interpreter is never finalized; sys.executable is the build's
-// python3; files are imported by path under unique names; a buffer that
-// Python replaces with a new tensor is re-registered after each forward.
+// python3; files are imported by path under unique names, each folder's
+// helper modules kept apart; a buffer that Python replaces with a new tensor
+// is re-registered after each forward (without touching the data the
+// forward's graph saved); tied weights are registered once; the default dtype
+// and grad mode Python code leaves changed are put back and refused.
 #include <dlfcn.h>
 #include <signal.h>
 
@@ -187,7 +190,8 @@ struct Slot {
   py::object owner;  // the Python submodule
   std::string name;
   bool buffer;
-  at::Tensor tensor;  // the C++ registration (the same TensorImpl as Python's)
+  at::Tensor tensor;  // the C++ registration (a parameter: the same TensorImpl as Python's)
+  at::Tensor given;   // a buffer: what Python was given for this forward (an alias of `tensor`)
 };
 
 class PythonMixer final : public lra::Mixer {
@@ -207,6 +211,7 @@ class PythonMixer final : public lra::Mixer {
     py::object out;
     const TorchState state;
     try {
+      alias_buffers();
       out = instance_(wrap(x), mask.defined() ? wrap(mask) : py::none());
       resync();
     } catch (py::error_already_set& e) {
@@ -266,7 +271,7 @@ class PythonMixer final : public lra::Mixer {
       at::Tensor t = THPVariable_Unpack(item.second.ptr());
       if (!seen_tensors_.insert(t.unsafeGetTensorImpl()).second) continue;
       cpp.register_parameter(name, t, t.requires_grad());
-      slots_.push_back({pymod, name, false, t});
+      slots_.push_back({pymod, name, false, t, t});
     }
     for (auto item : pymod.attr("_buffers").cast<py::dict>()) {
       if (item.second.is_none()) continue;
@@ -274,7 +279,7 @@ class PythonMixer final : public lra::Mixer {
       at::Tensor t = THPVariable_Unpack(item.second.ptr());
       if (!seen_tensors_.insert(t.unsafeGetTensorImpl()).second) continue;
       cpp.register_buffer(name, t);
-      slots_.push_back({pymod, name, true, t});
+      slots_.push_back({pymod, name, true, t, t});
     }
     for (auto item : pymod.attr("_modules").cast<py::dict>()) {
       if (item.second.is_none() || seen_modules_.count(item.second.ptr())) continue;
@@ -284,10 +289,24 @@ class PythonMixer final : public lra::Mixer {
     }
   }
 
-  // A buffer the forward replaced (self.buf = new) is moved into the C++
-  // registration (same TensorImpl, new data), which Python then holds again.
-  // A parameter must stay the tensor the host's optimizer trains: this
-  // forward's gradients went to the replacement, which nothing would update.
+  // Each forward gives Python an alias of every buffer (a new TensorImpl on
+  // the registration's storage): changes in place reach the registration,
+  // and the host's own changes between forwards (to(dtype), loading a
+  // checkpoint) reach Python. If the forward replaces it (self.buf = new)
+  // after using it, its autograd graph saved the alias, whose data stay the
+  // ones this forward used while the registration takes the new data.
+  void alias_buffers() {
+    for (auto& s : slots_) {
+      if (!s.buffer) continue;
+      s.given = s.tensor.detach();
+      s.owner.attr("_buffers")[s.name.c_str()] = wrap(s.given);
+    }
+  }
+
+  // A buffer the forward replaced is moved into the C++ registration (its
+  // TensorImpl, the new data). A parameter must stay the tensor the host's
+  // optimizer trains: this forward's gradients went to the replacement, which
+  // nothing would update.
   void resync() {
     for (auto& s : slots_) {
       py::dict table = s.owner.attr(s.buffer ? "_buffers" : "_parameters");
@@ -296,18 +315,15 @@ class PythonMixer final : public lra::Mixer {
         throw lra::Error(lra::ErrorKind::plugin, where_ + " removed its " + (s.buffer ? "buffer" : "parameter") +
                                                      " '" + s.name + "' during forward");
       at::Tensor t = THPVariable_Unpack(now.ptr());
-      if (t.unsafeGetTensorImpl() == s.tensor.unsafeGetTensorImpl()) continue;
+      if (t.unsafeGetTensorImpl() == s.given.unsafeGetTensorImpl()) continue;
       if (!s.buffer)
         throw lra::Error(lra::ErrorKind::plugin,
                          where_ + " replaced its parameter '" + s.name + "' with a new tensor during forward: the "
                                   "host's optimizer trains the parameter created in __init__ (and this forward's "
                                   "gradients went to the new one); change it in place under torch.no_grad(), or "
                                   "make it a buffer (register_buffer) if it is not trained");
-      {
-        at::NoGradGuard no_grad;
-        s.tensor.set_data(t.detach());
-      }
-      table[s.name.c_str()] = wrap(s.tensor);
+      at::NoGradGuard no_grad;
+      s.tensor.set_data(t.detach());
     }
   }
 

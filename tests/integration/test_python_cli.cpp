@@ -137,6 +137,8 @@ INSTANTIATE_TEST_SUITE_P(
         Fault{"unknown_capability", fixture("faults.py:UnknownCapability"), 3,
               {"faults.py:UnknownCapability.lra_capabilities: unknown capability 'telepathy' (known: causal, "
                "padding_mask, attention_probs, rotary)"}},
+        Fault{"changes_default_dtype", fixture("default_dtype.py:Mixer"), 3,
+              {"default_dtype.py changed torch's default dtype (torch.set_default_dtype(torch.float64))"}},
         Fault{"no_class", fixture("faults.py:"), 2, {"names a Python file but no class"}},
         Fault{"bad_class_character", fixture("faults.py:Bad-Name"), 2, {"'Bad-Name' is not a Python class name"}},
         Fault{"missing_file", fixture("no_such_file.py:Mixer"), 2, {"no_such_file.py is not a readable file"}}),

@@ -293,6 +293,22 @@ TEST(PythonMixerState, BuffersReplacedInForwardStayInSyncWithTheHost) {
   EXPECT_LE(max_abs_diff(fresh->forward(x, {}), m->forward(x, {})), 1e-6) << "the same weights";
 }
 
+// The buffer a forward used and then replaced keeps, for that forward's
+// backward, the value it had: re-registering the replacement must not write
+// into the tensor the autograd graph saved.
+TEST(PythonMixerState, ABufferReplacedAfterUseKeepsItsValueForThisForwardsBackward) {
+  auto m = make_python(fixture("stateful.py:Gain"), small_spec());
+  m->train();
+  for (const double gain : {1.0, 0.5, 0.25}) {
+    auto x = random_input(2, 8, 32).requires_grad_(true);
+    auto y = m->forward(x, {});
+    EXPECT_EQ(weight(*m, "gain").item<double>(), gain * 0.5) << "the host sees the replacement";
+    EXPECT_LE(max_abs_diff(y, x.detach() * gain), 1e-6);
+    y.sum().backward();
+    EXPECT_LE(max_abs_diff(x.grad(), torch::full_like(x, gain)), 1e-6) << "dy/dx is the gain this forward used";
+  }
+}
+
 TEST(PythonMixerState, TrainAndEvalReachPython) {
   auto m = make_python(fixture("stateful.py:Stateful"), small_spec());
   const auto x = random_input(2, 8, 32);
