@@ -69,6 +69,9 @@ struct Fault {
   int check_code = -1;            // else: inspect --check's exit code (-1: the run's)
 };
 
+// ctest names the case, not the struct's bytes.
+void PrintTo(const Fault& f, std::ostream* os) { *os << f.name; }
+
 class PythonFaults : public PythonCli, public ::testing::WithParamInterface<Fault> {};
 
 TEST_P(PythonFaults, RunAndInspectNameTheFaultWithItsExitCode) {
