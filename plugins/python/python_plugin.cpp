@@ -241,13 +241,21 @@ class PythonMixer final : public lra::Mixer {
   void set_record_attention(bool on) override {
     lra::Mixer::set_record_attention(on);
     py::gil_scoped_acquire gil;
-    instance_.attr("lra_record_attention") = on;
+    try {
+      instance_.attr("lra_record_attention") = on;
+    } catch (py::error_already_set& e) {
+      throw lra::Error(lra::ErrorKind::plugin, error_text(e, cls_ + ": setting lra_record_attention", file_));
+    }
   }
 
   void train(bool on = true) override {
     torch::nn::Module::train(on);
     py::gil_scoped_acquire gil;
-    instance_.attr("train")(on);
+    try {
+      instance_.attr("train")(on);
+    } catch (py::error_already_set& e) {
+      throw lra::Error(lra::ErrorKind::plugin, error_text(e, cls_ + ".train", file_));
+    }
   }
 
  private:
