@@ -106,13 +106,15 @@ def load_module(path):
     return module
 
 
-def _local_files(folder):
-    """Every module file loaded from the class's own folder (its imports)."""
+def _local_files(folder, module):
+    """Every module file loaded from the class's own folder (its imports); not
+    another class's file from the same folder that this process loaded too
+    (the identity must not depend on what else was opened)."""
     files = {}
     prefix = folder + os.sep
-    for module in list(sys.modules.values()):
-        f = getattr(module, "__file__", None)
-        if not f:
+    for m in list(sys.modules.values()):
+        f = getattr(m, "__file__", None)
+        if not f or (getattr(m, "__name__", "").startswith("lra_user_") and m is not module):
             continue
         f = os.path.realpath(f)
         if f.startswith(prefix) and os.path.isfile(f):
@@ -178,7 +180,7 @@ def describe(path, class_name):
                                 % (who, ", ".join(missing), ", ".join(SPEC_FIELDS)))
 
     identity = {"language": "python", "class": class_name, "file": os.path.basename(where),
-                "files": _local_files(os.path.dirname(where)),
+                "files": _local_files(os.path.dirname(where), module),
                 "python": platform.python_version(), "torch": torch.__version__}
     return cls, sorted(caps), declared, json.dumps(identity, sort_keys=True)
 

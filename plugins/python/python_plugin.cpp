@@ -80,7 +80,8 @@ void add_host_module() {
       "dropout",
       [](py::object x, double p, bool training) -> py::object {
         if (!is_tensor(x)) throw py::type_error("lrahost.dropout: x must be a torch.Tensor");
-        if (!(p >= 0.0 && p <= 1.0)) throw py::value_error("lrahost.dropout: p must be in [0, 1], got " + std::to_string(p));
+        if (!(p >= 0.0 && p <= 1.0))
+          throw py::value_error("lrahost.dropout: p must be in [0, 1], got " + std::to_string(p));
         return wrap(lra::ops::dropout(THPVariable_Unpack(x.ptr()), p, training));
       },
       py::arg("x"), py::arg("p"), py::arg("training"),
@@ -146,11 +147,11 @@ void ensure_interpreter() {
 // ---- torch's process state ---------------------------------------------------
 
 // What Python code can change in LibTorch for the whole host, not just for
-// itself (the GIL held): the default dtype (torch.set_default_dtype: the host's model would
+// itself: the default dtype (torch.set_default_dtype: the host's model would
 // be built, and trained, in another precision than the run records) and this
 // thread's grad mode (torch.set_grad_enabled(False) left on: the host's
 // training gets no gradients). Taken before a call into the class, checked
-// after: a change is put back and refused, naming it.
+// after (the GIL held): a change is put back and refused, naming it.
 class TorchState {
  public:
   TorchState() : dtype_(c10::get_default_dtype()), grad_(c10::GradMode::is_enabled()) {}

@@ -252,6 +252,7 @@ TEST(PythonMixerLoading, TwoModelPyFilesWithTheSameClassAndHelperNamesStayApart)
   for (const auto* p : {&a, &b}) {
     ASSERT_TRUE(p->source.at("files").contains("helper.py")) << p->source.dump();
     EXPECT_TRUE(p->source.at("files").contains("model.py")) << p->source.dump();
+    EXPECT_EQ(p->source.at("files").size(), 2u) << p->source.dump();
   }
   EXPECT_NE(a.source["files"]["helper.py"], b.source["files"]["helper.py"]);
   auto ma = make_python(fixture("twins/a/model.py:Mixer"), small_spec());
@@ -404,7 +405,8 @@ TEST(PythonMixerContract, EachRefusalHasItsKindAndMessage) {
   const std::vector<Case> cases = {
       {fixture("faults.py:Missing"), lra::ErrorKind::plugin,
        {"faults.py defines no class 'Missing'", "BackwardRaises, BadOptionType, Base, ForwardRaises, InitRaises"}},
-      {fixture("faults.py:NotAModule"), lra::ErrorKind::plugin, {"faults.py:NotAModule is a type, not a torch.nn.Module"}},
+      {fixture("faults.py:NotAModule"), lra::ErrorKind::plugin,
+       {"faults.py:NotAModule is a type, not a torch.nn.Module"}},
       {fixture("faults.py:BadOptionType"), lra::ErrorKind::plugin,
        {"faults.py:BadOptionType.lra_options['window'] = [64, 128] is a list"}},
       {fixture("faults.py:UnknownCapability"), lra::ErrorKind::plugin,
@@ -473,6 +475,9 @@ TEST(PythonMixerContract, ChangingTorchsDefaultDtypeOrGradModeIsRefusedAndUndone
 // Options reach __init__ typed by their defaults, with --set mixer.NAME=VALUE applied.
 TEST(PythonMixerContract, OptionsReachInitTypedByTheirDefaults) {
   const auto& p = python(fixture("contract.py:Options"));
+  // Its identity is its own sources, whatever else this process opened from the folder (faults.py, ...).
+  EXPECT_EQ(p.source.at("files").size(), 1u) << p.source.dump();
+  EXPECT_TRUE(p.source.at("files").contains("contract.py")) << p.source.dump();
   std::vector<lra::OptionSpec> specs;
   ASSERT_TRUE(p.mixer().options(&specs).ok());
   ASSERT_EQ(specs.size(), 4u);
