@@ -18,24 +18,27 @@ void print_options(const std::vector<lra::OptionSpec>& specs, const char* title)
                 to_string(s.default_value).c_str(), s.help.c_str());
 }
 
-// A Python mixer: the class as the host holds it (plugins/python_mixer.h).
-int inspect_python_mixer(const std::string& target) {
-  const LoadedPlugin& lp = load_plugin(target, LRA_KIND_MIXER);
+// A Python mixer (FILE.py:CLASS): opened through the built-in Python plugin,
+// which checks the class against the contract; its identity is its sources.
+int inspect_python_mixer(const std::string& spec) {
+  const LoadedPlugin& lp = open_plugin(spec, LRA_KIND_MIXER);
   const Descriptor& d = lp.descriptor;
   std::printf("file          %s\n", d.file.c_str());
-  std::printf("name          %s %s (Python mixer)\n", d.name.c_str(), d.version.c_str());
+  std::printf("name          %s %s (mixer plugin, Python)\n", text::visible_text(d.name).c_str(),
+              text::visible_text(d.version).c_str());
   std::printf("description   %s\n", text::visible_text(d.description).c_str());
-  std::printf("Python        %s, torch %s (host LibTorch %s)\n", lp.source.value("python", "").c_str(),
-              lp.source.value("torch", "").c_str(), host_descriptor().torch_version.c_str());
+  std::printf("interpreter   Python %s, torch %s\n", lp.source.value("python", "?").c_str(),
+              lp.source.value("torch", "?").c_str());
   std::string caps;
   for (const auto& c : capability_names(d.capabilities)) caps += (caps.empty() ? "" : ", ") + c;
   std::printf("capabilities  %s\n", caps.empty() ? "none" : caps.c_str());
+  std::printf("status        compatible\n");
   std::printf("sha256        %s (of its sources)\n", lp.sha256.c_str());
   for (const auto& [path, sha] : lp.source.at("files").items())
-    std::printf("  source      %s  %s\n", sha.get<std::string>().c_str(), text::visible_text(path).c_str());
+    std::printf("  %-22s %s\n", text::visible_text(path).c_str(), sha.get<std::string>().c_str());
   std::vector<lra::OptionSpec> specs;
-  if (Status st = lp.mixer().options(&specs); !st.ok())
-    throw Error(ErrorKind::plugin, "'" + target + "' failed to list its options: " + st.message);
+  Status st = lp.mixer().options(&specs);
+  if (!st.ok()) throw Error(ErrorKind::plugin, "plugin '" + d.name + "' failed to list its options: " + st.message);
   print_options(specs, "options (set with --set mixer.NAME=VALUE)");
   return 0;
 }

@@ -2,9 +2,12 @@
 
 #include <dlfcn.h>
 
+#include <cctype>
+
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "common/plugin_identity.h"
 #include "common/python_sources.h"
@@ -17,12 +20,24 @@ struct Split {
   std::string file, cls;
 };
 
+bool ends_with_py(const std::string& s) { return s.size() > 3 && s.compare(s.size() - 3, 3, ".py") == 0; }
+
+// FILE.py:CLASS as written (either part may still be malformed), or nullopt
+// when `spec` does not name a Python file at all.
 std::optional<Split> split_spec(const std::string& spec) {
+  if (ends_with_py(spec)) return Split{spec, ""};  // FILE.py without a class
   const auto colon = spec.rfind(':');
-  if (colon == std::string::npos || colon + 1 >= spec.size()) return std::nullopt;
-  Split s{spec.substr(0, colon), spec.substr(colon + 1)};
-  if (s.file.size() < 4 || s.file.compare(s.file.size() - 3, 3, ".py") != 0) return std::nullopt;
-  return s;
+  if (colon == std::string::npos || !ends_with_py(spec.substr(0, colon))) return std::nullopt;
+  return Split{spec.substr(0, colon), spec.substr(colon + 1)};
+}
+
+// A Python identifier in ASCII: what getattr(module, CLASS) can find, and a
+// valid plugin name once it is 1..63 bytes.
+bool is_identifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (const char c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  return true;
 }
 
 // The built-in Python plugin's class opener, loaded (and checked) once.
@@ -49,9 +64,16 @@ bool is_python_mixer_spec(const std::string& spec) { return split_spec(spec).has
 const LoadedPlugin& load_python_mixer(const std::string& spec) {
   const auto parts = split_spec(spec);
   if (!parts) throw Error(ErrorKind::usage, "'" + spec + "' is not FILE.py:CLASS");
+  if (parts->cls.empty())
+    throw Error(ErrorKind::usage, "--plugin " + spec + " names a Python file but no class: name the mixer's class "
+                                      "as FILE.py:CLASS (e.g. " + parts->file + ":MyAttention)");
   if (auto problem = plugin_name_problem(parts->cls))
     throw Error(ErrorKind::usage, "--plugin " + spec + ": the class name becomes the plugin's name, and the " +
                                       *problem);
+  if (!is_identifier(parts->cls))
+    throw Error(ErrorKind::usage, "--plugin " + spec + ": '" + parts->cls + "' is not a Python class name (ASCII "
+                                      "letters, digits and _, not starting with a digit; a nested class cannot "
+                                      "be named: bind it to a module-level name)");
   std::error_code ec;
   const auto file = std::filesystem::canonical(parts->file, ec);
   if (ec || !std::filesystem::is_regular_file(file, ec))

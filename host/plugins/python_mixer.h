@@ -10,11 +10,13 @@
 
 namespace lra::host {
 
-// FILE.py:CLASS (the file part ends in .py, the class part is not empty).
+// Names a Python file: FILE.py:CLASS, or a malformed attempt at it (FILE.py
+// alone, FILE.py: with no class), which load_python_mixer refuses as usage.
 bool is_python_mixer_spec(const std::string& spec);
 
 // Opens (once per file and class) the class as a mixer plugin. Throws
-// lra::Error: usage for a malformed spec or a missing file, plugin for
+// lra::Error: usage for a malformed spec (no class, a class name that is not
+// a Python identifier) or a missing file, plugin for
 // anything the file or class does (syntax, imports, the contract).
 const LoadedPlugin& load_python_mixer(const std::string& spec);
 

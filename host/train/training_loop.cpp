@@ -5,9 +5,11 @@
 #include <cstdio>
 #include <set>
 
+#include <c10/util/Exception.h>
 #include <spdlog/fmt/fmt.h>
 #include <torch/nn/utils/clip_grad.h>
 
+#include "common/out_of_memory.h"
 #include "common/plugin_calls.h"
 #include "lra/status.h"
 #include "train/checkpoint.h"
@@ -105,7 +107,21 @@ void close_window(LoopState& s, Distributed* dist, int64_t step) {
 
 void backward(const at::Tensor& loss) {
   plugin_calls::Call call("backward");
-  loss.backward();
+  try {
+    loss.backward();
+  } catch (const c10::Error&) {
+    throw;  // LibTorch's own (an allocation that failed: exit 7)
+  } catch (const lra::Error& e) {
+    if (e.kind() == ErrorKind::rules || e.kind() == ErrorKind::data || e.kind() == ErrorKind::memory) throw;
+    plugin_calls::fail("backward", e.what());
+  } catch (const std::exception& e) {
+    // Only plugin code puts other exceptions into the graph: a Python mixer's
+    // autograd.Function whose backward raised (torch's python_error), say.
+    if (is_out_of_memory(e)) throw;
+    std::string what = e.what();
+    if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
+    plugin_calls::fail("backward", what);
+  }
 }
 
 torch::optim::AdamWOptions adamw_options(const TrainConfig& t) {

@@ -11,15 +11,21 @@
 // signal handlers and those torch's import changes are put back (Ctrl-C stays
 // the host's); the GIL is released after start-up and taken in every entry
 // point; the interpreter is never finalized; sys.executable is the build's
-// python3; files are imported by path under unique names; a buffer that
-// Python replaces with a new tensor is re-registered after each forward.
+// python3; files are imported by path under unique names, each folder's
+// helper modules kept apart; a buffer that Python replaces with a new tensor
+// is re-registered after each forward (without touching the data the
+// forward's graph saved); tied weights are registered once; the default dtype
+// and grad mode Python code leaves changed are put back and refused.
 #include <dlfcn.h>
 #include <signal.h>
 
 #include <mutex>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
+#include <c10/core/DefaultDtype.h>
+#include <c10/core/GradMode.h>
 #include <pybind11/embed.h>
 #include <torch/csrc/autograd/python_variable.h>
 
@@ -37,35 +43,50 @@ namespace {
 
 py::module_* bridge = nullptr;  // lra_python_bridge, once started
 
-std::string error_text(py::error_already_set& e, const std::string& what) {
+// The exception as one line (lra_python_bridge.format_exception). The
+// traceback is passed on: an exception raised in a frame that C++ called
+// directly (the class's __init__ or forward) does not hold it itself.
+// `file`: the class's file, whose folder's frames name where it happened.
+std::string error_text(py::error_already_set& e, const std::string& what, const std::string& file = "") {
   try {
-    return bridge->attr("format_exception")(e.value(), what).cast<std::string>();
+    py::object folder = file.empty() ? py::object(py::none())
+                                     : py::module_::import("os").attr("path").attr("dirname")(file);
+    py::object trace = e.trace() ? py::reinterpret_borrow<py::object>(e.trace()) : py::object(py::none());
+    return bridge->attr("format_exception")(e.value(), what, trace, folder).cast<std::string>();
   } catch (...) {
-    return what + " raised " + std::string(e.what());
+    std::string text = what + " raised " + std::string(e.what());
+    for (auto& c : text)
+      if (c == '\n') c = ' ';
+    return text;
   }
 }
 
-// `import lrahost` inside the host: the host's own operations for Python
-// mixers, so a Python mixer draws the same dropout masks as a C++ one (fast on
-// the CPU, independent of how the batch is split over ranks; lra/dropout.h).
-void add_lrahost_module() {
-  auto m = py::module_::create_extension_module("lrahost", "lrahost's operations for Python mixers",
+py::object wrap(const at::Tensor& t) { return py::reinterpret_steal<py::object>(THPVariable_Wrap(t)); }
+
+bool is_tensor(const py::handle& h) { return THPVariable_Check(h.ptr()); }
+
+// The `lrahost` module a mixer may import: the host's own operations where a
+// mixer should not use PyTorch's. lrahost.dropout(x, p, training) is the
+// host's inverted dropout (lra/dropout.h): on the CPU its masks come from the
+// host's counter-based generator, keyed by each example's place in the global
+// batch, so they do not depend on how a batch is split over ranks or
+// micro-batches, and they are those of the C++ mixers (the built-in
+// transformer's attention dropout). torch.nn.functional.dropout draws from
+// LibTorch's generator element by element instead.
+void add_host_module() {
+  auto m = py::module_::create_extension_module("lrahost", "The host's operations for Python mixers",
                                                 new PyModuleDef());
   m.def(
       "dropout",
-      [](py::object x, double p, bool training) {
-        if (!THPVariable_Check(x.ptr())) throw py::type_error("lrahost.dropout(x, p, training): x must be a tensor");
-        at::Tensor t = THPVariable_Unpack(x.ptr());
-        at::Tensor y;
-        {
-          py::gil_scoped_release unlocked;  // pure ATen work
-          y = lra::ops::dropout(t, p, training);
-        }
-        return py::reinterpret_steal<py::object>(THPVariable_Wrap(y));
+      [](py::object x, double p, bool training) -> py::object {
+        if (!is_tensor(x)) throw py::type_error("lrahost.dropout: x must be a torch.Tensor");
+        if (!(p >= 0.0 && p <= 1.0))
+          throw py::value_error("lrahost.dropout: p must be in [0, 1], got " + std::to_string(p));
+        return wrap(lra::ops::dropout(THPVariable_Unpack(x.ptr()), p, training));
       },
       py::arg("x"), py::arg("p"), py::arg("training"),
-      "Inverted dropout as lrahost's mixers draw it: masks keyed by the update, the call and the example's index "
-      "in the global batch on the CPU; torch's dropout on CUDA.");
+      "Inverted dropout as the host's mixers apply it: in training each element zeroed with probability p, the "
+      "rest scaled by 1 / (1 - p); otherwise x itself.");
   py::module_::import("sys").attr("modules")["lrahost"] = m;
 }
 
@@ -97,8 +118,8 @@ void start_interpreter() {
       auto m = py::module_::create_extension_module("lra_python_bridge", nullptr, new PyModuleDef());
       py::exec(kBridgeSource, m.attr("__dict__"));
       py::module_::import("sys").attr("modules")["lra_python_bridge"] = m;
-      add_lrahost_module();
       bridge = new py::module_(m);  // never freed: Python is never finalized
+      add_host_module();
     } catch (py::error_already_set& e) {
       failure = std::string("the embedded Python could not import torch (") + LRA_PYTHON_EXECUTABLE +
                 "; the Python plugin needs python3-torch, the same LibTorch as the host): " + e.what();
@@ -123,23 +144,61 @@ void ensure_interpreter() {
   if (!failure.empty()) throw lra::Error(lra::ErrorKind::plugin, failure);
 }
 
+// ---- torch's process state ---------------------------------------------------
+
+// What Python code can change in LibTorch for the whole host, not just for
+// itself: the default dtype (torch.set_default_dtype: the host's model would
+// be built, and trained, in another precision than the run records) and this
+// thread's grad mode (torch.set_grad_enabled(False) left on: the host's
+// training gets no gradients). Taken before a call into the class, checked
+// after (the GIL held): a change is put back and refused, naming it.
+class TorchState {
+ public:
+  TorchState() : dtype_(c10::get_default_dtype()), grad_(c10::GradMode::is_enabled()) {}
+  // Puts back what changed; returns what that was ("" when nothing did).
+  std::string restore() const {
+    std::string changed;
+    if (c10::get_default_dtype() != dtype_) {
+      changed = "torch's default dtype (torch.set_default_dtype(" +
+                py::str(py::module_::import("torch").attr("get_default_dtype")()).cast<std::string>() +
+                ")); create tensors with x's dtype instead";
+      c10::set_default_dtype(dtype_);
+    }
+    if (c10::GradMode::is_enabled() != grad_) {
+      changed += std::string(changed.empty() ? "" : ", and ") + "the grad mode (torch.set_grad_enabled(" +
+                 (grad_ ? "False" : "True") + ") left in effect); use `with torch.no_grad():` for a block instead";
+      c10::GradMode::set_enabled(grad_);
+    }
+    return changed;
+  }
+  // restore(), then throws naming `what` if anything had changed.
+  void check(const std::string& what) const {
+    const std::string changed = restore();
+    if (!changed.empty())
+      throw lra::Error(lra::ErrorKind::plugin, what + " changed " + changed + ": the host's settings are not a "
+                                                      "mixer's to change");
+  }
+
+ private:
+  caffe2::TypeMeta dtype_;
+  bool grad_;
+};
+
 // ---- the mixer --------------------------------------------------------------
-
-py::object wrap(const at::Tensor& t) { return py::reinterpret_steal<py::object>(THPVariable_Wrap(t)); }
-
-bool is_tensor(const py::handle& h) { return THPVariable_Check(h.ptr()); }
 
 // One parameter or buffer as both sides hold it.
 struct Slot {
   py::object owner;  // the Python submodule
   std::string name;
   bool buffer;
-  at::Tensor tensor;  // the C++ registration (the same TensorImpl as Python's)
+  at::Tensor tensor;  // the C++ registration (a parameter: the same TensorImpl as Python's)
+  at::Tensor given;   // a buffer: what Python was given for this forward (an alias of `tensor`)
 };
 
 class PythonMixer final : public lra::Mixer {
  public:
-  PythonMixer(py::object instance, std::string where) : instance_(std::move(instance)), where_(std::move(where)) {
+  PythonMixer(py::object instance, std::string file, std::string cls)
+      : instance_(std::move(instance)), file_(std::move(file)), cls_(std::move(cls)), where_(file_ + ":" + cls_) {
     mirror(*this, instance_);
   }
   ~PythonMixer() override {
@@ -151,12 +210,16 @@ class PythonMixer final : public lra::Mixer {
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask) override {
     py::gil_scoped_acquire gil;
     py::object out;
+    const TorchState state;
     try {
+      alias_buffers();
       out = instance_(wrap(x), mask.defined() ? wrap(mask) : py::none());
       resync();
     } catch (py::error_already_set& e) {
-      throw lra::Error(lra::ErrorKind::plugin, error_text(e, where_ + ".forward"));
+      state.restore();
+      throw lra::Error(lra::ErrorKind::plugin, error_text(e, cls_ + ".forward", file_));
     }
+    state.check(where_ + ".forward");
     if (!is_tensor(out))
       throw lra::Error(lra::ErrorKind::plugin, where_ + ".forward returned a " +
                                                    py::str(py::type::of(out).attr("__name__")).cast<std::string>() +
@@ -179,13 +242,21 @@ class PythonMixer final : public lra::Mixer {
   void set_record_attention(bool on) override {
     lra::Mixer::set_record_attention(on);
     py::gil_scoped_acquire gil;
-    instance_.attr("lra_record_attention") = on;
+    try {
+      instance_.attr("lra_record_attention") = on;
+    } catch (py::error_already_set& e) {
+      throw lra::Error(lra::ErrorKind::plugin, error_text(e, cls_ + ": setting lra_record_attention", file_));
+    }
   }
 
   void train(bool on = true) override {
     torch::nn::Module::train(on);
     py::gil_scoped_acquire gil;
-    instance_.attr("train")(on);
+    try {
+      instance_.attr("train")(on);
+    } catch (py::error_already_set& e) {
+      throw lra::Error(lra::ErrorKind::plugin, error_text(e, cls_ + ".train", file_));
+    }
   }
 
  private:
@@ -197,32 +268,54 @@ class PythonMixer final : public lra::Mixer {
 
   // Registers the Python module's own parameters and buffers on `cpp` and its
   // submodules as C++ children of the same names, so the host's names
-  // (a.b.weight) are PyTorch's.
+  // (a.b.weight) are PyTorch's. A tensor or submodule reachable under two
+  // names (tied weights: self.k = self.q) is registered once, under the first,
+  // as PyTorch's parameters() counts it: the optimizer updates it once per
+  // step and the parameter budget counts it once.
   void mirror(torch::nn::Module& cpp, const py::object& pymod) {
+    seen_modules_.insert(pymod.ptr());
     for (auto item : pymod.attr("_parameters").cast<py::dict>()) {
       if (item.second.is_none()) continue;
       const auto name = item.first.cast<std::string>();
       at::Tensor t = THPVariable_Unpack(item.second.ptr());
+      if (!seen_tensors_.insert(t.unsafeGetTensorImpl()).second) continue;
       cpp.register_parameter(name, t, t.requires_grad());
-      slots_.push_back({pymod, name, false, t});
+      slots_.push_back({pymod, name, false, t, t});
     }
     for (auto item : pymod.attr("_buffers").cast<py::dict>()) {
       if (item.second.is_none()) continue;
       const auto name = item.first.cast<std::string>();
       at::Tensor t = THPVariable_Unpack(item.second.ptr());
+      if (!seen_tensors_.insert(t.unsafeGetTensorImpl()).second) continue;
       cpp.register_buffer(name, t);
-      slots_.push_back({pymod, name, true, t});
+      slots_.push_back({pymod, name, true, t, t});
     }
     for (auto item : pymod.attr("_modules").cast<py::dict>()) {
-      if (item.second.is_none()) continue;
+      if (item.second.is_none() || seen_modules_.count(item.second.ptr())) continue;
       auto child = std::make_shared<torch::nn::Module>();
       mirror(*child, py::reinterpret_borrow<py::object>(item.second));
       cpp.register_module(item.first.cast<std::string>(), child);
     }
   }
 
-  // A tensor the forward replaced (self.buf = new) is moved into the C++
-  // registration (same TensorImpl, new data), which Python then holds again.
+  // Each forward gives Python an alias of every buffer (a new TensorImpl on
+  // the registration's storage): changes in place reach the registration,
+  // and the host's own changes between forwards (to(dtype), loading a
+  // checkpoint) reach Python. If the forward replaces it (self.buf = new)
+  // after using it, its autograd graph saved the alias, whose data stay the
+  // ones this forward used while the registration takes the new data.
+  void alias_buffers() {
+    for (auto& s : slots_) {
+      if (!s.buffer) continue;
+      s.given = s.tensor.detach();
+      s.owner.attr("_buffers")[s.name.c_str()] = wrap(s.given);
+    }
+  }
+
+  // A buffer the forward replaced is moved into the C++ registration (its
+  // TensorImpl, the new data). A parameter must stay the tensor the host's
+  // optimizer trains: this forward's gradients went to the replacement, which
+  // nothing would update.
   void resync() {
     for (auto& s : slots_) {
       py::dict table = s.owner.attr(s.buffer ? "_buffers" : "_parameters");
@@ -231,25 +324,23 @@ class PythonMixer final : public lra::Mixer {
         throw lra::Error(lra::ErrorKind::plugin, where_ + " removed its " + (s.buffer ? "buffer" : "parameter") +
                                                      " '" + s.name + "' during forward");
       at::Tensor t = THPVariable_Unpack(now.ptr());
-      if (t.unsafeGetTensorImpl() == s.tensor.unsafeGetTensorImpl()) continue;
-      // The optimizer holds the registered parameter and reads its .grad: a
-      // new Parameter object would take the gradients and train nothing.
+      if (t.unsafeGetTensorImpl() == s.given.unsafeGetTensorImpl()) continue;
       if (!s.buffer)
         throw lra::Error(lra::ErrorKind::plugin,
-                         where_ + " replaced its parameter '" + s.name +
-                             "' with a new tensor during forward; the host's optimizer trains the registered one. "
-                             "Change a parameter in place (with torch.no_grad(): p.copy_(...))");
-      {
-        at::NoGradGuard no_grad;
-        s.tensor.set_data(t.detach());
-      }
-      table[s.name.c_str()] = wrap(s.tensor);  // the same TensorImpl: Python's object again
+                         where_ + " replaced its parameter '" + s.name + "' with a new tensor during forward: the "
+                                  "host's optimizer trains the parameter created in __init__ (and this forward's "
+                                  "gradients went to the new one); change it in place under torch.no_grad(), or "
+                                  "make it a buffer (register_buffer) if it is not trained");
+      at::NoGradGuard no_grad;
+      s.tensor.set_data(t.detach());
     }
   }
 
   py::object instance_;
-  std::string where_;
+  std::string file_, cls_, where_;  // the class's file, its name, FILE:CLASS
   std::vector<Slot> slots_;
+  std::unordered_set<const void*> seen_tensors_;  // TensorImpls mirrored (once each)
+  std::unordered_set<PyObject*> seen_modules_;    // Python modules mirrored (once each)
 };
 
 // ---- one class as a mixer plugin ----------------------------------------------
@@ -263,8 +354,10 @@ lra::Value to_value(const std::string& type, const py::handle& v) {
 
 class PythonClassPlugin final : public lra::MixerPlugin {
  public:
-  PythonClassPlugin(py::object cls, std::string where, uint32_t caps, std::vector<lra::OptionSpec> options)
-      : cls_(std::move(cls)), where_(std::move(where)), caps_(caps), options_(std::move(options)) {}
+  PythonClassPlugin(py::object cls, std::string file, std::string name, uint32_t caps,
+                    std::vector<lra::OptionSpec> options)
+      : cls_(std::move(cls)), file_(std::move(file)), name_(std::move(name)), where_(file_ + ":" + name_),
+        caps_(caps), options_(std::move(options)) {}
 
   lra::Status options(std::vector<lra::OptionSpec>* out) const noexcept override {
     return lra::guarded([&] { *out = options_; });
@@ -294,18 +387,21 @@ class PythonClassPlugin final : public lra::MixerPlugin {
       kw["rotary_base"] = spec.rotary_base;
       for (const auto& [k, v] : options) std::visit([&](const auto& x) { kw[k.c_str()] = x; }, v);
       py::object instance;
+      const TorchState state;
       try {
         instance = cls_(**kw);
       } catch (py::error_already_set& e) {
-        throw lra::Error(lra::ErrorKind::plugin, error_text(e, where_ + ".__init__"));
+        state.restore();
+        throw lra::Error(lra::ErrorKind::plugin, error_text(e, name_ + ".__init__", file_));
       }
-      *out = std::make_shared<PythonMixer>(std::move(instance), where_);
+      state.check(where_ + ".__init__");
+      *out = std::make_shared<PythonMixer>(std::move(instance), file_, name_);
     });
   }
 
  private:
   py::object cls_;
-  std::string where_;
+  std::string file_, name_, where_;  // the class's file, its name, FILE:CLASS
   uint32_t caps_;
   std::vector<lra::OptionSpec> options_;
 };
@@ -336,10 +432,16 @@ extern "C" __attribute__((visibility("default"))) lra::Status lra_python_mixer_o
     const char* file, const char* class_name, lra::host::PythonMixerClass* out) {
   return lra::guarded([&] {
     ensure_interpreter();
-    const std::string where = std::string(file) + ":" + class_name;
     py::gil_scoped_acquire gil;
+    const TorchState state;
     try {
       py::tuple d = bridge->attr("describe")(file, class_name);
+      try {
+        state.check(std::string("importing ") + file);
+      } catch (...) {
+        bridge->attr("unload")(file);  // imported again next time, and refused again
+        throw;
+      }
       uint32_t caps = 0;
       for (auto c : d[1]) caps |= capability_bit(c.cast<std::string>());
       std::vector<lra::OptionSpec> options;
@@ -350,9 +452,11 @@ extern "C" __attribute__((visibility("default"))) lra::Status lra_python_mixer_o
       out->class_name = class_name;
       out->capabilities = caps;
       out->identity_json = d[3].cast<std::string>();
-      out->plugin = new PythonClassPlugin(py::reinterpret_borrow<py::object>(d[0]), where, caps, std::move(options));
+      out->plugin =
+          new PythonClassPlugin(py::reinterpret_borrow<py::object>(d[0]), file, class_name, caps, std::move(options));
     } catch (py::error_already_set& e) {
-      throw lra::Error(lra::ErrorKind::plugin, error_text(e, std::string("importing ") + file));
+      state.restore();
+      throw lra::Error(lra::ErrorKind::plugin, error_text(e, std::string("importing ") + file, file));
     }
   });
 }

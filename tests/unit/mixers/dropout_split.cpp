@@ -9,6 +9,8 @@
 #include <lra/dropout.h>
 
 #include "mixer_harness.h"
+#include "plugins/loader.h"
+#include "plugins/mixer_options.h"
 
 using namespace lra::test;
 
@@ -25,6 +27,19 @@ std::vector<std::string> built_mixers() {
   }
   std::sort(names.begin(), names.end());
   return names;
+}
+
+// The built-in plugin's mixer; the Python plugin runs a class from a file
+// (--plugin FILE.py:CLASS): the example softmax attention, whose dropout is
+// the host's (lrahost.dropout).
+std::shared_ptr<lra::Mixer> build(const std::string& name, const lra::MixerSpec& spec, const lra::Params& options) {
+  if (name != "python") return make_mixer(name, spec, options);
+  const auto& p = lra::host::load_plugin(
+      std::string(LRA_SOURCE_DIR) + "/sdk/examples/python/softmax_attention.py:SoftmaxAttention", LRA_KIND_MIXER);
+  std::shared_ptr<lra::Mixer> m;
+  const auto st = p.mixer().create(spec, lra::host::resolve_mixer_options(p, {}), &m);
+  if (!st.ok()) throw lra::Error(st.kind, st.message);
+  return m;
 }
 
 // The forward pass holding examples [first, first + x.size(0)) of a global
@@ -48,7 +63,7 @@ TEST(DropoutSplit, EveryBuiltInMixerEqualsItsHalvesWithAttentionDropoutOn) {
   for (const auto& [name, options] : cases) {
     auto spec = small_spec(32, 4, 64, /*causal=*/false);
     spec.attention_dropout = 0.5;
-    auto m = make_mixer(name, spec, options);
+    auto m = build(name, spec, options);
     m->train();
     const auto x = random_input(4, 64, 32, 3);
     const auto mask = lengths_mask(64, {64, 50, 64, 33});
