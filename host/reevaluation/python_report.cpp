@@ -11,10 +11,16 @@ using nlohmann::json;
 
 namespace {
 
-// A string the sandboxed code wrote, fit to show: bounded, invisible characters written out.
-std::string shown(const json* v, size_t max) {
+// A string the sandboxed code wrote, fit to show: `renames` applied, bounded,
+// invisible characters written out.
+std::string shown(const json* v, size_t max, const std::vector<std::pair<std::string, std::string>>& renames = {}) {
   if (!v || !v->is_string()) return "";
-  const std::string& s = v->get_ref<const std::string&>();
+  std::string s = v->get<std::string>();
+  for (const auto& [from, to] : renames) {
+    if (from.empty()) continue;
+    for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+      s.replace(at, from.size(), to);
+  }
   return text::visible_text(s.substr(0, max)) + (s.size() > max ? " [...]" : "");
 }
 
@@ -39,7 +45,8 @@ std::string differing_files(const json& recorded, const json& sandbox) {
 
 }  // namespace
 
-PythonRunCheck check_python_report(const fs::path& file, const json& result) {
+PythonRunCheck check_python_report(const fs::path& file, const json& result,
+                                   const std::vector<std::pair<std::string, std::string>>& renames) {
   PythonRunCheck c;
   const std::string run_python = text_at(result, {"plugin", "source", "python"});
   const std::string run_torch = text_at(result, {"plugin", "source", "torch"});
@@ -72,7 +79,7 @@ PythonRunCheck check_python_report(const fs::path& file, const json& result) {
       c.torch_note = "the run used torch " + text::visible_text(run_torch) +
                      " (plugin.source.torch), this verifier's Python has torch " + torch;
   } else {
-    const std::string why = env ? shown(json_at(*env, {"error"}), 600) : "";
+    const std::string why = env ? shown(json_at(*env, {"error"}), 600, renames) : "";
     c.report["sandbox"] = {{"error", why}};
     c.report["same_torch"] = nullptr;
     c.facts.push_back("Python mixer: the sandbox's Python could not be probed" + (why.empty() ? "" : ": " + why));
@@ -101,7 +108,7 @@ PythonRunCheck check_python_report(const fs::path& file, const json& result) {
     c.report["identity_matches"] = nullptr;
   }
   if (c.problem.empty()) {
-    if (const std::string error = shown(json_at(rep, {"error"}), 600); !error.empty()) c.problem = error;
+    if (const std::string error = shown(json_at(rep, {"error"}), 600, renames); !error.empty()) c.problem = error;
   }
   return c;
 }

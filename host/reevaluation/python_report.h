@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -32,7 +33,10 @@ struct PythonRunCheck {
 };
 
 // `file`: the report in the init pass's scratch folder (may be absent when
-// the pass died first); `result`: the run's result.json.
-PythonRunCheck check_python_report(const std::filesystem::path& file, const nlohmann::json& result);
+// the pass died first); `result`: the run's result.json; `renames`: paths of
+// the sandbox area and what the report calls them instead (the staged folder
+// by its name in the bundle), so the error text says what a reader can find.
+PythonRunCheck check_python_report(const std::filesystem::path& file, const nlohmann::json& result,
+                                   const std::vector<std::pair<std::string, std::string>>& renames = {});
 
 }  // namespace lra::host

@@ -288,7 +288,9 @@ void reevaluate_one(const ReevaluateOptions& o, const OfficialLookup& official, 
   // Which torch the submission's Python ran with and which the sandbox's has, said with any failure.
   std::string torch_note;
   if (submitted.python) {
-    PythonRunCheck py = check_python_report(init_dir / kPythonReportName, result);
+    PythonRunCheck py = check_python_report(init_dir / kPythonReportName, result,
+                                            {{plugin.staged.string(), submitted.python->folder()},
+                                             {scratch.string(), "<sandbox>"}});
     r.report["python"] = py.report;
     for (auto& f : py.facts) r.facts.push_back(std::move(f));
     torch_note = py.torch_note.empty() ? "" : "; note: " + py.torch_note;

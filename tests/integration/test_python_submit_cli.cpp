@@ -256,8 +256,14 @@ TEST_F(PythonSubmitCli, AModuleTheVerifiersPythonLacksIsNamedInTheReport) {
   write_text(d_.path() / "site" / "lra_site_only_module.py", "FACTOR = 1.0\n");
   const fs::path run = train(write_mixer("site", "import lra_site_only_module"), "py",
                              "PYTHONPATH=" + (d_.path() / "site").string());
-  const json result = json::parse(read_text(run / "result.json"));
+  json result = json::parse(read_text(run / "result.json"));
   EXPECT_EQ(result["plugin"]["source"]["files"].size(), 2u) << result["plugin"].dump(2);
+  const std::string torch = result["plugin"]["source"]["torch"].get<std::string>();
+  // Recorded under another torch too: the failure says so beside the missing module.
+  result["plugin"]["source"]["torch"] = "0.0.0-elsewhere";
+  result.erase("digest");
+  result.erase("signature");
+  lra::host::write_result(run, lra::host::seal(result));
   const fs::path bundle = d_.path() / "py.tar";
   ASSERT_EQ(submit(run, bundle).code, 0);
   const fs::path checked = d_.path() / "checked";
@@ -265,11 +271,17 @@ TEST_F(PythonSubmitCli, AModuleTheVerifiersPythonLacksIsNamedInTheReport) {
   EXPECT_EQ(v.code, 4) << v.output;
   EXPECT_NE(v.output.find("the Python mixer could not build its freshly initialised model in the sandbox"),
             std::string::npos) << v.output;
-  EXPECT_NE(v.output.find("'lra_site_only_module'"), std::string::npos) << v.output;
+  EXPECT_NE(v.output.find("imports 'lra_site_only_module', which this interpreter"), std::string::npos) << v.output;
+  EXPECT_NE(v.output.find("note: the run used torch 0.0.0-elsewhere (plugin.source.torch), this verifier's Python "
+                          "has torch " + torch),
+            std::string::npos) << v.output;
+  // The staged folder is called by its name in the bundle, not by the sandbox's temporary path.
+  EXPECT_EQ(v.output.find("lrahost-sandbox-"), std::string::npos) << v.output;
   const json rep = json::parse(read_text(checked / "runs" / "listops-seed-0" / "reevaluation.json"));
   EXPECT_FALSE(rep["valid"].get<bool>());
   EXPECT_NE(rep["reasons"].dump().find("lra_site_only_module"), std::string::npos) << rep.dump(2);
-  EXPECT_TRUE(rep["python"]["same_torch"].get<bool>()) << rep.dump(2);
+  EXPECT_FALSE(rep["python"]["same_torch"].get<bool>()) << rep.dump(2);
+  EXPECT_EQ(rep["python"]["sandbox"]["torch"], torch) << rep.dump(2);
 }
 
 }  // namespace
