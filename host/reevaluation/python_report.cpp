@@ -1,6 +1,7 @@
 #include "reevaluation/python_report.h"
 
 #include "common/json_input.h"
+#include "common/sha256.h"
 #include "common/text.h"
 #include "common/untrusted_file.h"
 #include "lra/status.h"
@@ -90,7 +91,7 @@ PythonRunCheck check_python_report(const fs::path& file, const json& result,
   const json* recorded_files = json_at(result, {"plugin", "source", "files"});
   if (identity && identity->is_object()) {
     const bool same = text_at(*identity, {"name"}) == text_at(result, {"plugin", "name"}) &&
-                      text_at(*identity, {"sha256"}) == text_at(result, {"plugin", "sha256"});
+                      text_at(*identity, {"sha256"}) == bare_sha256(text_at(result, {"plugin", "sha256"}));
     c.report["identity_matches"] = same;
     const json* files = json_at(*identity, {"source", "files"});
     if (same) {
