@@ -10,13 +10,19 @@
 //                   (reevaluation/predictions_file.h).
 // Whatever this process writes is untrusted: the verifier reads it with
 // bounded, symlink-free reads, and holds the labels and the scoring itself.
+// For a Python mixer, --python-report FILE also gets the interpreter's
+// versions and the identity computed from the staged sources, or why the
+// class did not open (reevaluation/python_report.h).
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
 
 #include "cli/commands.h"
+#include "common/atomic_file.h"
 #include "common/json_input.h"
 #include "device/device.h"
 #include "lra/status.h"
+#include "plugins/python_environment.h"
+#include "plugins/python_mixer.h"
 #include "reevaluation/inputs_file.h"
 #include "reevaluation/predictions_file.h"
 #include "runs/trained_run.h"
@@ -27,15 +33,50 @@
 #include <sstream>
 
 namespace lra::host {
+namespace {
 
-int evaluate_run_command(const EvaluateRunArgs& a) {
-  configure_cpu_threads(a.threads > 0 ? a.threads : 1);
-  RunRecord run = read_run_record(a.run);
-  // The plugin file from the bundle, and only if it is the one the run names.
+// The plugin file from the bundle, and only if it is the one the run names.
+const LoadedPlugin& open_run_plugin(const EvaluateRunArgs& a, const RunRecord& run) {
   const LoadedPlugin& mixer = open_plugin(a.plugin, LRA_KIND_MIXER);
   if (mixer.descriptor.name != run.plugin_name || mixer.sha256 != run.plugin_sha256)
     throw Error(ErrorKind::plugin, a.plugin + " is plugin '" + mixer.descriptor.name + "' (sha256 " + mixer.sha256 +
                                        "), the run names '" + run.plugin_name + "' (sha256 " + run.plugin_sha256 + ")");
+  return mixer;
+}
+
+// open_run_plugin, for a Python mixer with --python-report: the report is
+// written whether the class opens or not. The probe comes first, before any
+// submitted code has run in this interpreter.
+const LoadedPlugin& open_python_plugin(const EvaluateRunArgs& a, const RunRecord& run) {
+  nlohmann::json report = nlohmann::json::object();
+  try {
+    const PythonEnvironment env = python_environment(std::filesystem::temp_directory_path() / "lrahost-probe");
+    report["environment"] = {{"python", env.python}, {"torch", env.torch}};
+  } catch (const Error& e) {
+    report["environment"] = {{"error", e.what()}};
+  }
+  auto write = [&] { write_file_atomic(a.python_report, report.dump()); };
+  try {
+    const LoadedPlugin& mixer = open_plugin(a.plugin, LRA_KIND_MIXER);
+    report["identity"] = {{"name", mixer.descriptor.name}, {"sha256", mixer.sha256}, {"source", mixer.source}};
+    const LoadedPlugin& checked = open_run_plugin(a, run);
+    write();
+    return checked;
+  } catch (const Error& e) {
+    report["error"] = e.what();
+    write();
+    throw;
+  }
+}
+
+}  // namespace
+
+int evaluate_run_command(const EvaluateRunArgs& a) {
+  configure_cpu_threads(a.threads > 0 ? a.threads : 1);
+  RunRecord run = read_run_record(a.run);
+  const LoadedPlugin& mixer = !a.python_report.empty() && is_python_mixer_spec(a.plugin)
+                                  ? open_python_plugin(a, run)
+                                  : open_run_plugin(a, run);
   nlohmann::json info_json;
   {
     std::ifstream in(a.task_info);
@@ -77,6 +118,7 @@ void add_evaluate_run_command(CLI::App& app, CommandSlot& slot) {
   evc->add_option("--out", a->out)->required();
   evc->add_option("--device", a->device);
   evc->add_option("--threads", a->threads);
+  evc->add_option("--python-report", a->python_report);
   on_parsed(evc, slot, a, [](EvaluateRunArgs& args) { return evaluate_run_command(args); });
 }
 

@@ -1,10 +1,12 @@
 // `lrahost submit RUNS... --out BUNDLE`: packs what a maintainer needs to
 // check runs without trusting their author (reevaluation/bundle.h): each
-// result.json with its final model.pt, and each distinct plugin .so. Only
-// valid results whose model.pt and plugin file are the ones they record go in.
+// result.json with its final model.pt, and each distinct plugin .so or Python
+// mixer's source folder. Only valid results whose model.pt and plugin files
+// are the ones they record go in.
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -17,6 +19,7 @@
 #include "common/sha256.h"
 #include "lra/status.h"
 #include "reevaluation/bundle.h"
+#include "reevaluation/bundle_python.h"
 #include "results/result.h"
 #include "results/verify.h"
 
@@ -55,6 +58,23 @@ int submit_command(const SubmitArgs& a) {
   std::set<std::string> used, plugins;
   std::vector<std::pair<std::string, json>> parsed;  // run folder -> result, for the repeated-run check
   for (const auto& file : files) {
+    // A Python mixer's sources first: a changed one is the submitter's to
+    // restore (exit 2, as a changed .so), not a result that fails verify.
+    std::optional<PythonPack> python;
+    {
+      std::ifstream in(file, std::ios::binary);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      try {
+        const json early = parse_json_input(ss.str());
+        if (json_at(early, {"plugin", "source"}) && !json_at(early, {"plugin", "source"})->is_null())
+          python = python_pack(early, file);
+      } catch (const JsonInputError&) {
+        // verify says why below
+      } catch (const Error& e) {
+        if (e.kind() != ErrorKind::data) throw;  // a malformed plugin.source: verify says why below
+      }
+    }
     const VerifyReport v = verify_result_file(file, registry_official);
     if (!v.valid) {
       std::string why;
@@ -74,26 +94,35 @@ int submit_command(const SubmitArgs& a) {
       throw Error(ErrorKind::data, model.string() + " is missing: a submission carries each run's final model.pt, "
                                                     "which lrahost run writes beside result.json");
     // verify has compared model.pt with model.sha256 already.
-    const std::string plugin_file = result.at("plugin").value("file", std::string());
-    const std::string plugin_sha = bare_sha256(result.at("plugin").value("sha256", std::string()));
-    if (plugin_file.empty() || !fs::is_regular_file(plugin_file))
-      throw Error(ErrorKind::usage, file.string() + ": its plugin file '" + plugin_file +
-                                        "' (plugin.file) is missing; restore that build of plugin '" +
-                                        result.at("plugin").value("name", std::string()) + "' there");
-    const std::string have = sha256_file(plugin_file);
-    if (have != plugin_sha)
-      throw Error(ErrorKind::usage, file.string() + ": its plugin file " + plugin_file + " has changed since the run (sha256 " +
-                                        have + ", plugin.sha256 " + plugin_sha +
-                                        "); a bundle must carry the build that produced the result");
-    parsed.emplace_back(file.parent_path().string(), result);
-    const std::string name = run_name(result, used);
-    const std::string plugin_entry = "plugins/" + plugin_sha + ".so";
     auto add = [&](const std::string& entry, const fs::path& source, const std::string& sha) {
       pack.push_back({entry, source});
       listed[entry] = sha;
       sizes[entry] = static_cast<int64_t>(fs::file_size(source));
     };
-    if (plugins.insert(plugin_entry).second) add(plugin_entry, plugin_file, plugin_sha);
+    std::string plugin_entry;  // bundle.json's runs[].plugin
+    if (json_at(result, {"plugin", "source"}) && !json_at(result, {"plugin", "source"})->is_null()) {
+      // verify passed, so plugin.source is well formed: python_pack read it above.
+      if (!python) python = python_pack(result, file);
+      plugin_entry = python->plugin.spec();
+      if (plugins.insert(python->plugin.folder()).second)
+        for (const auto& f : python->files) add(f.entry, f.source, f.sha256);
+    } else {
+      const std::string plugin_file = result.at("plugin").value("file", std::string());
+      const std::string plugin_sha = bare_sha256(result.at("plugin").value("sha256", std::string()));
+      if (plugin_file.empty() || !fs::is_regular_file(plugin_file))
+        throw Error(ErrorKind::usage, file.string() + ": its plugin file '" + plugin_file +
+                                          "' (plugin.file) is missing; restore that build of plugin '" +
+                                          result.at("plugin").value("name", std::string()) + "' there");
+      const std::string have = sha256_file(plugin_file);
+      if (have != plugin_sha)
+        throw Error(ErrorKind::usage, file.string() + ": its plugin file " + plugin_file +
+                                          " has changed since the run (sha256 " + have + ", plugin.sha256 " +
+                                          plugin_sha + "); a bundle must carry the build that produced the result");
+      plugin_entry = "plugins/" + plugin_sha + ".so";
+      if (plugins.insert(plugin_entry).second) add(plugin_entry, plugin_file, plugin_sha);
+    }
+    parsed.emplace_back(file.parent_path().string(), result);
+    const std::string name = run_name(result, used);
     add("runs/" + name + "/result.json", file, sha256_file(file));
     add("runs/" + name + "/model.pt", model, model_sha->get<std::string>());
     runs.push_back({{"dir", name},
@@ -116,7 +145,7 @@ int submit_command(const SubmitArgs& a) {
                       {"sizes", sizes}};
   write_bundle(a.out, index, pack);
   std::printf("bundle %s: %zu run%s, %zu plugin file%s\n", a.out.c_str(), runs.size(), runs.size() == 1 ? "" : "s",
-              plugins.size(), plugins.size() == 1 ? "" : "s");
+              plugins.size(), plugins.size() == 1 ? "" : "s");  // a Python mixer's folder counts once
   for (const auto& r : runs)
     std::printf("  %s: %s on %s, seed %s, %s\n", r["dir"].get<std::string>().c_str(),
                 r["plugin_name"].get<std::string>().c_str(), r["task"].get<std::string>().c_str(), r["seed"].dump().c_str(),
@@ -126,8 +155,8 @@ int submit_command(const SubmitArgs& a) {
 
 void add_submit_command(CLI::App& app, CommandSlot& slot) {
   auto a = std::make_shared<SubmitArgs>();
-  auto* sbc = app.add_subcommand("submit", "Pack runs (result.json, model.pt) and their plugin into one bundle for "
-                                           "a leaderboard maintainer");
+  auto* sbc = app.add_subcommand("submit", "Pack runs (result.json, model.pt) and their plugin (.so or Python "
+                                           "sources) into one bundle for a leaderboard maintainer");
   sbc->add_option("runs", a->runs, "Run directories, folders holding them, or result.json files")->required();
   sbc->add_option("--out", a->out, "The bundle file to write (a tar)")->required();
   on_parsed(sbc, slot, a, [](SubmitArgs& args) { return submit_command(args); });

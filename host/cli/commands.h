@@ -123,6 +123,7 @@ struct EvaluateRunArgs {
   std::string inputs;        // one label-free inputs file (public and private examples interleaved)
   bool init_weights = false; // write the freshly initialised weights to --out instead of predicting
   int threads = 1;
+  std::string python_report; // a Python mixer: where to write the interpreter's versions and the class's identity
 };
 int evaluate_run_command(const EvaluateRunArgs& args);
 

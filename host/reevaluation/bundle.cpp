@@ -17,6 +17,7 @@
 #include "common/sha256.h"
 #include "leaderboard/scores.h"
 #include "lra/status.h"
+#include "reevaluation/bundle_python.h"
 
 namespace lra::host {
 namespace fs = std::filesystem;
@@ -40,6 +41,7 @@ int64_t size_limit(const std::string& name) {
   if (name == kBundleIndexName) return kMaxIndexBytes;
   if (name.size() > 12 && name.compare(name.size() - 12, 12, "/result.json") == 0) return kMaxResultBytes;
   if (name.size() > 9 && name.compare(name.size() - 9, 9, "/model.pt") == 0) return kMaxModelBytes;
+  if (is_bundle_python_entry(name)) return kMaxPythonSourceBytes;
   return kMaxPluginBytes;
 }
 
@@ -58,7 +60,8 @@ struct EntryFree {
 bool is_allowed_bundle_name(const std::string& name) {
   static const std::regex run_file(R"(runs/[A-Za-z0-9_-][A-Za-z0-9._-]{0,79}/(result\.json|model\.pt))");
   static const std::regex plugin_file(R"(plugins/[0-9a-f]{64}\.so)");
-  return name == kBundleIndexName || std::regex_match(name, run_file) || std::regex_match(name, plugin_file);
+  return name == kBundleIndexName || std::regex_match(name, run_file) || std::regex_match(name, plugin_file) ||
+         is_bundle_python_entry(name);
 }
 
 void write_bundle(const fs::path& out, const json& index, const std::vector<BundleFile>& files) {
@@ -132,11 +135,20 @@ struct Plan {
   std::string text;  // bundle.json's bytes, kept as they came
   std::map<std::string, std::pair<std::string, int64_t>> files;  // name -> (sha256, bytes)
   int64_t total = 0;
+  std::map<std::string, BundlePythonPlugin> python;  // run folder -> the Python mixer it names
 };
+
+// A run's "plugin": a .so named by its SHA-256, or a Python mixer's class in
+// a folder named by its sources' (bundle_python.h).
+bool is_run_plugin(const std::string& plugin) {
+  static const std::regex so(R"(plugins/[0-9a-f]{64}\.so)");
+  return std::regex_match(plugin, so) || parse_bundle_python_plugin(plugin).has_value();
+}
 
 // bundle.json parsed: the schema, a run list whose folders are distinct, and
 // `files`/`sizes` listing exactly each run's result.json and model.pt and
-// each plugin a run names, within the entry, per-file and total caps.
+// each plugin a run names (a Python mixer's: its class's file and any other
+// source file in its folder), within the entry, per-file and total caps.
 Plan plan_from_index(const fs::path& bundle, const std::string& text) {
   Plan plan;
   plan.text = text;
@@ -155,15 +167,14 @@ Plan plan_from_index(const fs::path& bundle, const std::string& text) {
     throw bad_bundle(bundle, "bundle.json lists " + std::to_string(runs.size()) + " runs, more than the " +
                                  std::to_string((kMaxEntries - 1) / 2) + " a bundle of at most " +
                                  std::to_string(kMaxEntries) + " entries can hold");
-  std::set<std::string> expected;
+  std::set<std::string> expected, python_folders;
   std::map<std::string, size_t> dirs;  // run folder -> its index in `runs`
   for (size_t i = 0; i < runs.size(); ++i) {
     const json& r = runs[i];
     const std::string dir = r.is_object() && r.value("dir", json()).is_string() ? r["dir"].get<std::string>() : "";
     const std::string plugin =
         r.is_object() && r.value("plugin", json()).is_string() ? r["plugin"].get<std::string>() : "";
-    if (!is_allowed_bundle_name("runs/" + dir + "/result.json") || plugin.rfind("plugins/", 0) != 0 ||
-        !is_allowed_bundle_name(plugin))
+    if (!is_allowed_bundle_name("runs/" + dir + "/result.json") || !is_run_plugin(plugin))
       throw bad_bundle(bundle, "bundle.json: runs[" + std::to_string(i) + "] " + r.dump() +
                                    " does not name a run folder and a plugin file a bundle may hold");
     // A run listed twice would be evaluated twice (each up to the sandbox's time limit).
@@ -171,8 +182,19 @@ Plan plan_from_index(const fs::path& bundle, const std::string& text) {
     if (!inserted)
       throw bad_bundle(bundle, "bundle.json: runs[" + std::to_string(it->second) + "] and runs[" + std::to_string(i) +
                                    "] both name run folder '" + dir + "'; a run is listed once");
-    expected.insert({"runs/" + dir + "/result.json", "runs/" + dir + "/model.pt", plugin});
+    if (const auto python = parse_bundle_python_plugin(plugin)) {
+      plan.python[dir] = *python;
+      python_folders.insert(python->folder() + "/");
+      expected.insert({"runs/" + dir + "/result.json", "runs/" + dir + "/model.pt", python->entry()});
+    } else {
+      expected.insert({"runs/" + dir + "/result.json", "runs/" + dir + "/model.pt", plugin});
+    }
   }
+  // A Python mixer's other modules: any safe source name in a folder a run names.
+  auto in_python_folder = [&](const std::string& name) {
+    if (!is_bundle_python_entry(name)) return false;
+    return python_folders.count(name.substr(0, 8 + 64 + 1)) > 0;
+  };
   const json& listed = index.value("files", json());
   const json& sizes = index.value("sizes", json());
   if (!listed.is_object()) throw bad_bundle(bundle, "bundle.json: 'files' must be an object of name -> sha256");
@@ -183,7 +205,7 @@ Plan plan_from_index(const fs::path& bundle, const std::string& text) {
     throw bad_bundle(bundle, "bundle.json lists " + std::to_string(listed.size()) + " files, more than the " +
                                  std::to_string(kMaxEntries - 1) + " a bundle may hold besides bundle.json");
   for (const auto& [name, sha] : listed.items()) {
-    if (!expected.count(name))
+    if (!expected.count(name) && !in_python_folder(name))
       throw bad_bundle(bundle, "bundle.json lists '" + name + "', which is not a file of a run it lists");
     if (!sha.is_string()) throw bad_bundle(bundle, "bundle.json: files." + name + " must be a SHA-256 string");
     const json& size = sizes.value(name, json());
@@ -198,6 +220,13 @@ Plan plan_from_index(const fs::path& bundle, const std::string& text) {
   }
   for (const auto& name : expected)
     if (!plan.files.count(name)) throw bad_bundle(bundle, "bundle.json does not list '" + name + "' of a run it lists");
+  // Source folders nest: no listed file may also be a folder of another.
+  for (const auto& [name, file] : plan.files)
+    for (size_t slash = name.find('/', 8 + 64 + 1); is_bundle_python_entry(name) && slash != std::string::npos;
+         slash = name.find('/', slash + 1))
+      if (plan.files.count(name.substr(0, slash)))
+        throw bad_bundle(bundle, "bundle.json lists '" + name.substr(0, slash) + "' as a file and as the folder of '" +
+                                     name + "'");
   for (const auto& [name, size] : sizes.items())
     if (!plan.files.count(name)) throw bad_bundle(bundle, "bundle.json: sizes." + name + " names no listed file");
   if (plan.total > kMaxTotalBytes)
@@ -329,7 +358,8 @@ void extract_listed_entries(const fs::path& bundle, archive* a, const Plan& plan
     out.close();
     if (!out) throw Error(ErrorKind::storage, "cannot write " + target.string() + ": " + std::strerror(errno));
     if (got != sha) throw bad_bundle(bundle, "entry '" + name + "' has SHA-256 " + got + ", bundle.json says " + sha);
-    if (name.rfind("plugins/", 0) == 0 && name.substr(8, 64) != got)
+    // A .so is named by its bytes; a Python source folder by its result's map (check_python_folders).
+    if (name.rfind("plugins/", 0) == 0 && !is_bundle_python_entry(name) && name.substr(8, 64) != got)
       throw bad_bundle(bundle, "entry '" + name + "' is named by a SHA-256 its bytes do not have (" + got + ")");
   }
   for (const auto& [name, file] : plan.files)
@@ -355,6 +385,28 @@ void check_runs_distinct(const fs::path& bundle, const Plan& plan, const fs::pat
     }
   }
   if (auto why = repeated_run(results)) throw bad_bundle(bundle, *why);
+}
+
+// Each Python mixer's folder holds exactly the sources its runs' results
+// record, byte for byte, and is named by them (bundle_python.h): the files
+// were hashed against bundle.json as they were written, and bundle.json is
+// the submitter's word, so the result (which verify ties to plugin.sha256) decides.
+void check_python_folders(const fs::path& bundle, const Plan& plan, const fs::path& dir) {
+  for (const auto& [run, python] : plan.python) {
+    std::map<std::string, std::string> in_folder;  // relative path -> SHA-256
+    const std::string prefix = python.folder() + "/";
+    for (const auto& [name, file] : plan.files)
+      if (name.rfind(prefix, 0) == 0) in_folder[name.substr(prefix.size())] = file.first;
+    json result;
+    try {
+      std::ifstream in(dir / "runs" / run / "result.json", std::ios::binary);
+      result = parse_json_input(in);
+    } catch (const JsonInputError& e) {
+      throw bad_bundle(bundle, "runs/" + run + "/result.json is not valid JSON (" + e.what() +
+                                   "), so the Python sources it names cannot be tied to it");
+    }
+    if (auto why = python_folder_problem(result, "runs/" + run, python, in_folder)) throw bad_bundle(bundle, *why);
+  }
 }
 
 }  // namespace
@@ -404,6 +456,7 @@ json extract_bundle(const fs::path& bundle, const fs::path& dest) {
                                         st.dir.parent_path().string() + "; free space or choose another --out");
   write_file_atomic(st.dir / kBundleIndexName, plan.text);
   extract_listed_entries(bundle, a.get(), plan, st.dir);
+  check_python_folders(bundle, plan, st.dir);
   check_runs_distinct(bundle, plan, st.dir);
   if (fs::exists(dest, ec)) fs::remove(dest, ec);  // the empty folder checked above
   fs::rename(st.dir, dest, ec);

@@ -8,6 +8,9 @@
 //   runs/<run>/result.json        <run>: [A-Za-z0-9._-]{1,80}, not starting with '.'
 //   runs/<run>/model.pt
 //   plugins/<sha256>.so           named by the SHA-256 of its bytes
+//   plugins/<sha256>/<path>.py    a Python mixer's sources, the folder named by the result's
+//                                 plugin.sha256 (reevaluation/bundle_python.h); checked against
+//                                 the result's plugin.source.files once extracted
 // Reading is defensive: bundle.json is read first and bounds everything else
 // before anything is written (at most 1,000 entries, a size limit per kind of
 // file, 64 GiB in all, no run folder or run listed twice); then regular files
@@ -45,7 +48,9 @@ void write_bundle(const std::filesystem::path& out, const nlohmann::json& index,
 // Unpacks `bundle` into `dest` (must not exist or be an empty folder, which is
 // replaced) and returns the parsed index, after checking every name, type and
 // size, that the files are exactly those of the runs the index lists, that each
-// has the listed size and SHA-256, and that no run is there twice (repeated_run).
+// has the listed size and SHA-256, that each Python mixer's folder holds
+// exactly the sources its runs' results record, and that no run is there
+// twice (repeated_run).
 // Throws lra::Error(data) naming the bundle and the entry for anything else,
 // Error(storage) when the files do not fit on the disk; `dest` is then as it was.
 nlohmann::json extract_bundle(const std::filesystem::path& bundle, const std::filesystem::path& dest);

@@ -32,6 +32,8 @@
 #include "reevaluation/bundle.h"
 #include "reevaluation/inputs_file.h"
 #include "reevaluation/private_set.h"
+#include "reevaluation/python_report.h"
+#include "reevaluation/submitted_plugin.h"
 #include "reevaluation/reevaluation_signature.h"
 #include "results/result.h"
 #include "results/signature.h"
@@ -147,7 +149,7 @@ fs::path stage_readable(const fs::path& from, const fs::path& to) {
 }
 
 void reevaluate_one(const ReevaluateOptions& o, const OfficialLookup& official, const fs::path& run_dir,
-                    const fs::path& plugin_file, const fs::path& scratch, const fs::path& log_dir,
+                    const SubmittedPlugin& submitted, const fs::path& scratch, const fs::path& log_dir,
                     RunReevaluation& r) {
   auto fail = [&](std::string why) { r.reasons.push_back(std::move(why)); };
   // 1. The file's own checks (verify reads model.pt beside it as well).
@@ -172,8 +174,8 @@ void reevaluate_one(const ReevaluateOptions& o, const OfficialLookup& official, 
     return;
   }
   const std::string plugin_sha = bare_sha256(text_at(result, {"plugin", "sha256"}));
-  if (plugin_file.stem().string() != plugin_sha) {
-    fail("the bundle's plugin for this run (" + plugin_file.filename().string() + ") is not the file the result names (plugin.sha256 " +
+  if (submitted.sha256() != plugin_sha) {
+    fail("the bundle's plugin for this run (" + submitted.shown() + ") is not the file the result names (plugin.sha256 " +
          plugin_sha + ")");
     return;
   }
@@ -263,22 +265,43 @@ void reevaluate_one(const ReevaluateOptions& o, const OfficialLookup& official, 
   make_readable_folder(scratch / "submitted" / "run");
   stage_readable(r.result_file, scratch / "submitted" / "run" / kResultFileName);
   const fs::path submitted_model = stage_readable(run_dir / "model.pt", scratch / "submitted" / "run" / "model.pt");
-  const fs::path plugin = stage_readable(plugin_file, scratch / "submitted" / plugin_file.filename());
+  // A Python mixer's folder is staged whole; the passes bind it, and the host's Python plugin, read-only.
+  const StagedPlugin plugin = stage_plugin(submitted, scratch / "submitted");
   const fs::path init_dir = scratch / "init";
   fs::create_directories(init_dir);
   write_file_atomic(init_dir / "task-info.json", task_info.dump());
   json passes = json::object();
-  const PassOutcome init = run_pass(
-      o,
-      {exe, "evaluate-run", "--init-weights", "--run", (scratch / "submitted" / "run").string(), "--plugin",
-       plugin.string(), "--task-info", (init_dir / "task-info.json").string(), "--out",
-       (init_dir / "fresh.pt").string(), "--threads", std::to_string(o.threads)},
-      init_dir, {scratch / "submitted"}, log_dir / (r.run + "-init.log"));
+  std::vector<std::string> init_argv = {
+      exe, "evaluate-run", "--init-weights", "--run", (scratch / "submitted" / "run").string(), "--plugin",
+      plugin.spec, "--task-info", (init_dir / "task-info.json").string(), "--out", (init_dir / "fresh.pt").string(),
+      "--threads", std::to_string(o.threads)};
+  // Only this pass reports on the interpreter: it sees no test inputs (python_report.h).
+  if (submitted.python) init_argv.insert(init_argv.end(), {"--python-report", (init_dir / kPythonReportName).string()});
+  std::vector<fs::path> init_binds = plugin.extra;
+  init_binds.push_back(scratch / "submitted");
+  const PassOutcome init = run_pass(o, init_argv, init_dir, init_binds, log_dir / (r.run + "-init.log"));
   passes["init"] = describe_pass(init);
   r.report["sandbox"] = {{"bubblewrap", o.sandbox},
                          {"memory_limit_bytes", o.limits.memory_bytes},
                          {"time_limit_seconds", o.limits.timeout_seconds},
                          {"passes", passes}};
+  // Which torch the submission's Python ran with and which the sandbox's has, said with any failure.
+  std::string torch_note;
+  if (submitted.python) {
+    PythonRunCheck py = check_python_report(init_dir / kPythonReportName, result,
+                                            {{plugin.staged.string(), submitted.python->folder()},
+                                             {scratch.string(), "<sandbox>"}});
+    r.report["python"] = py.report;
+    for (auto& f : py.facts) r.facts.push_back(std::move(f));
+    torch_note = py.torch_note.empty() ? "" : "; note: " + py.torch_note;
+    if (init.outcome.exit_code != 0) {
+      fail("the Python mixer could not build its freshly initialised model in the sandbox (" +
+           init.outcome.describe() + (py.problem.empty() ? "" : ": " + py.problem) + torch_note +
+           "; its output is kept, unpublished, in logs/" + init.log.filename().string() + " of --out)");
+      return;
+    }
+    if (!py.torch_note.empty()) r.facts.push_back("Python mixer: " + py.torch_note);
+  }
   if (init.outcome.exit_code != 0) {
     fail("the plugin could not build its freshly initialised model in the sandbox (" + init.outcome.describe() +
          "; its output is kept, unpublished, in logs/" + init.log.filename().string() + " of --out)");
@@ -311,7 +334,7 @@ void reevaluate_one(const ReevaluateOptions& o, const OfficialLookup& official, 
 
   const fs::path eval_dir = scratch / "eval";
   const std::vector<std::string> predict_argv = {
-      exe, "evaluate-run", "--run", (eval_dir / "run").string(), "--plugin", plugin.string(), "--task-info",
+      exe, "evaluate-run", "--run", (eval_dir / "run").string(), "--plugin", plugin.spec, "--task-info",
       (eval_dir / "task-info.json").string(), "--inputs", (eval_dir / "inputs").string(), "--out",
       (eval_dir / "predictions").string(), "--device", o.device, "--threads", std::to_string(o.threads)};
   const lra::Split shuffled = permuted(all, order);
@@ -322,12 +345,14 @@ void reevaluate_one(const ReevaluateOptions& o, const OfficialLookup& official, 
     stage_readable(weights, eval_dir / "run" / "model.pt");
     write_file_atomic(eval_dir / "task-info.json", task_info.dump());
     write_inputs_file(eval_dir / "inputs", shuffled);
-    const PassOutcome p = run_pass(o, predict_argv, eval_dir, {plugin}, log_dir / (r.run + "-" + name + ".log"));
+    std::vector<fs::path> binds = plugin.extra;
+    binds.push_back(plugin.staged);
+    const PassOutcome p = run_pass(o, predict_argv, eval_dir, binds, log_dir / (r.run + "-" + name + ".log"));
     passes[name] = describe_pass(p);
     std::optional<std::vector<int32_t>> out;
     if (p.outcome.exit_code != 0) {
-      fail("the plugin's evaluation in the sandbox failed (" + p.outcome.describe() + "; its output is kept, "
-           "unpublished, in logs/" + p.log.filename().string() + " of --out)");
+      fail("the plugin's evaluation in the sandbox failed (" + p.outcome.describe() + torch_note +
+           "; its output is kept, unpublished, in logs/" + p.log.filename().string() + " of --out)");
     } else {
       try {
         out = parse_predictions(read_untrusted_file(eval_dir / "predictions", predictions_file_size(all.size())),
@@ -470,10 +495,9 @@ std::vector<RunReevaluation> reevaluate_bundle(const ReevaluateOptions& o, const
   for (const auto& entry : *runs) {
     RunReevaluation r;
     r.run = entry.value("dir", std::string());
-    const std::string plugin = entry.value("plugin", std::string());
-    if (!is_allowed_bundle_name("runs/" + r.run + "/result.json") || !is_allowed_bundle_name(plugin) ||
-        plugin.rfind("plugins/", 0) != 0 || !fs::is_regular_file(o.out / "runs" / r.run / "result.json") ||
-        !fs::is_regular_file(o.out / plugin))
+    const auto submitted = submitted_plugin(o.out, entry.value("plugin", std::string()));
+    if (!is_allowed_bundle_name("runs/" + r.run + "/result.json") || !submitted ||
+        !fs::is_regular_file(o.out / "runs" / r.run / "result.json"))
       throw Error(ErrorKind::data, "bundle " + o.bundle.string() + ": bundle.json run entry " + entry.dump() +
                                        " does not name a run folder and plugin the bundle holds");
     const fs::path run_dir = o.out / "runs" / r.run;
@@ -484,8 +508,7 @@ std::vector<RunReevaluation> reevaluate_bundle(const ReevaluateOptions& o, const
                 {"verifier", {{"version", build_info().version}, {"git_revision", build_info().git_revision}}},
                 {"checked_at", utc_now()}};
     try {
-      reevaluate_one(o, official, fs::absolute(run_dir), fs::absolute(o.out / plugin), area / r.run,
-                     fs::absolute(o.out / "logs"), r);
+      reevaluate_one(o, official, fs::absolute(run_dir), *submitted, area / r.run, fs::absolute(o.out / "logs"), r);
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::storage || e.kind() == ErrorKind::memory) throw;
       r.reasons.push_back(std::string("cannot re-evaluate: ") + e.what());

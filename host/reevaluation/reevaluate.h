@@ -1,7 +1,9 @@
 // `lrahost verify --reevaluate BUNDLE`: checks a submission from its weights,
 // not its word. For every run in the bundle:
 //   1. the result file passes verify (digest, division, signature, model hash);
-//   2. the model.pt and plugin .so are the ones the result names (SHA-256);
+//   2. the model.pt and plugin .so (a Python mixer: its source folder,
+//      checked file by file when the bundle was unpacked) are the ones the
+//      result names (SHA-256);
 //   3. the plugin rebuilds the model and predicts the official test split
 //      inside the sandbox; the verifier, which alone holds the labels,
 //      recomputes the test accuracy: it must equal the recorded one on the

@@ -55,6 +55,9 @@ class Checker {
 
   void fail(std::string reason) { reasons.push_back(std::move(reason)); }
 
+  // The whole document, for checks that relate fields already looked up.
+  const nlohmann::json& root() const { return root_; }
+
   std::vector<std::string> reasons;
 
  private:

@@ -3,6 +3,7 @@
 #include "results/verify_checks.h"
 
 #include "common/json_input.h"
+#include "common/python_source_files.h"
 #include "common/sha256.h"
 #include "results/result.h"
 #include "results/signature.h"
@@ -45,6 +46,23 @@ void check_model_file(const json& result, const std::filesystem::path& result_fi
                                recorded->get<std::string>() + ")");
       report.valid = false;
     }
+  }
+}
+
+void check_python_source_files(const json& result, VerifyReport& report) {
+  const auto sources = recorded_python_sources(result);
+  std::error_code ec;
+  // The result travelled without its sources (a bundle, another machine): the
+  // recorded map is still tied to plugin.sha256 by the field checks.
+  if (!sources || !std::filesystem::is_regular_file(sources->folder / sources->file, ec)) return;
+  for (const auto& d : differing_python_sources(*sources)) {
+    report.reasons.push_back(
+        d.found.empty()
+            ? "Python source " + (sources->folder / d.file).string() + " (plugin.source.files) is missing beside " +
+                  sources->file + " or is not a regular file: the sources were changed after the run"
+            : "Python source " + (sources->folder / d.file).string() + " was changed after the run (sha256 " +
+                  d.found + " != recorded plugin.source.files " + d.recorded + ")");
+    report.valid = false;
   }
 }
 

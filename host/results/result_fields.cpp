@@ -3,7 +3,9 @@
 #include "results/verify_checks.h"
 
 #include "common/plugin_identity.h"
+#include "common/python_source_files.h"
 #include "common/python_sources.h"
+#include "common/json_input.h"
 #include "results/result.h"
 
 namespace lra::host::verify_internal {
@@ -21,6 +23,26 @@ void check_host_section(Checker& c) {
   c.optional("host.cuda_version", kString | kNull);
 }
 
+// plugin.file of a Python mixer is the host's "DIR/FILE.py:CLASS": DIR
+// absolute (where verify and submit find the sources), FILE plugin.source.file
+// (one of the recorded files), CLASS plugin.source.class and plugin.name.
+void check_python_file_field(Checker& c, const json& files, const json* source_file, const json* cls) {
+  if (!source_file || !cls) return;  // reported already
+  const json* file = json_at(c.root(), {"plugin", "file"});
+  const json* name = json_at(c.root(), {"plugin", "name"});
+  if (!files.contains(source_file->get<std::string>()))
+    c.fail("plugin.source.file " + show(*source_file) + " is not one of plugin.source.files");
+  if (name && name->is_string() && *name != *cls)
+    c.fail("plugin.name " + show(*name) + " is not plugin.source.class " + show(*cls));
+  if (!file || !file->is_string()) return;  // null: no file to find (a wrong type is reported already)
+  const auto spec = split_python_spec(file->get<std::string>());
+  const std::filesystem::path path = spec ? std::filesystem::path(spec->first) : std::filesystem::path();
+  if (!spec || !path.is_absolute() || path.filename().string() != source_file->get<std::string>() ||
+      spec->second != cls->get<std::string>())
+    c.fail("plugin.file " + show(*file) + " is not DIR/" + source_file->get<std::string>() + ":" +
+           cls->get<std::string>() + " with an absolute DIR (plugin.source.file and plugin.source.class)");
+}
+
 // A Python mixer's plugin.source: bounded strings, a map of source files to
 // SHA-256s, and plugin.sha256 recomputed from that map (not trusted).
 void check_python_source(Checker& c) {
@@ -34,8 +56,8 @@ void check_python_source(Checker& c) {
   };
   if (const json* lang = bounded("plugin.source.language", 16); lang && *lang != "python")
     c.fail("plugin.source.language " + show(*lang) + " is not \"python\", the only language with sources");
-  bounded("plugin.source.class", kMaxPluginNameBytes);
-  bounded("plugin.source.file", 255);
+  const json* cls = bounded("plugin.source.class", kMaxPluginNameBytes);
+  const json* source_file = bounded("plugin.source.file", 255);
   bounded("plugin.source.python", 64);
   bounded("plugin.source.torch", 64);
   const json* files = c.require("plugin.source.files", kObject);
@@ -48,10 +70,13 @@ void check_python_source(Checker& c) {
   }
   bool well_formed = true;
   for (const auto& [path, sha] : files->items()) {
-    if (path.empty() || path.size() > 4096 || !sha.is_string() || !normalise_sha256(sha.get<std::string>()))
+    // Inside the class's folder: verify and submit read these files there.
+    if (path.size() > 4096 || !is_relative_inside(path) || !sha.is_string() ||
+        !normalise_sha256(sha.get<std::string>()))
       well_formed = false, c.fail("plugin.source.files[" + quoted(path.substr(0, 80)) + "] must map a relative path to a SHA-256, got " +
              show(sha));
   }
+  check_python_file_field(c, *files, source_file, cls);
   if (const json* sha = c.optional("plugin.sha256", kString); sha && well_formed) {
     const std::string want = python_sources_sha256(*files);
     if (normalise_sha256(sha->get<std::string>()) != want)

@@ -1,6 +1,7 @@
 // verify_result_json runs the check stages (results/verify_checks.h) in
 // order and assembles their reasons into the report; verify_result_file
-// reads the file first and checks the weights beside it.
+// reads the file first and checks the weights beside it and a Python
+// mixer's sources where the run found them.
 #include "results/verify.h"
 
 #include <cerrno>
@@ -99,6 +100,7 @@ VerifyReport verify_result_file(const std::filesystem::path& file, const Officia
   VerifyReport report = verify_result_json(parsed, official);
   report.path = file.string();
   check_model_file(parsed, file, report);
+  check_python_source_files(parsed, report);
   return report;
 }
 

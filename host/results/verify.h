@@ -65,7 +65,9 @@ struct VerifyReport {
 VerifyReport verify_result_json(const nlohmann::json& result, const OfficialLookup& official);
 
 // Never throws for a bad file: an unreadable or unparseable one gives
-// readable = false, valid = false and the reason.
+// readable = false, valid = false and the reason. Also checks model.pt beside
+// it and, for a Python mixer, the source files at plugin.file's folder, each
+// when it is there.
 VerifyReport verify_result_file(const std::filesystem::path& file, const OfficialLookup& official);
 
 // {"path", "readable", "division", "valid", "reasons"} for machine-readable output.

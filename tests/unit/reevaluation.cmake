@@ -19,3 +19,9 @@ lra_unit_test(test_sandbox
 add_dependencies(test_sandbox lrahost fixture_honest)
 target_compile_definitions(test_sandbox PRIVATE LRAHOST_BIN="$<TARGET_FILE:lrahost>"
                            LRA_FIXTURE_PLUGIN_DIR="${LRA_FIXTURE_PLUGIN_DIR}")
+
+# Issue 28: a Python mixer's sources in a bundle — honest folders extracted,
+# edited sources, unrecorded files and escaping names refused; submit's packing.
+lra_unit_test(test_bundle_python
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_bundle_python.cpp
+  LIBS lra_host_bundle LABELS "unit;adversarial")

@@ -1,0 +1,103 @@
+#include "common/python_source_files.h"
+
+#include <cctype>
+
+#include "common/json_input.h"
+#include "common/sha256.h"
+#include "lra/status.h"
+
+namespace lra::host {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// "sha256:" dropped, lowercased; nullopt unless 64 hex digits remain.
+std::optional<std::string> hex_sha256(const json& v) {
+  if (!v.is_string()) return std::nullopt;
+  std::string s = bare_sha256(v.get<std::string>());
+  if (s.size() != 64) return std::nullopt;
+  for (char& c : s) {
+    if (!std::isxdigit(static_cast<unsigned char>(c))) return std::nullopt;
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return s;
+}
+
+std::vector<std::string> components(const std::string& rel) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (;;) {
+    const size_t slash = rel.find('/', start);
+    parts.push_back(rel.substr(start, slash == std::string::npos ? std::string::npos : slash - start));
+    if (slash == std::string::npos) return parts;
+    start = slash + 1;
+  }
+}
+
+}  // namespace
+
+std::optional<std::pair<std::string, std::string>> split_python_spec(const std::string& spec) {
+  const size_t colon = spec.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 >= spec.size()) return std::nullopt;
+  return std::make_pair(spec.substr(0, colon), spec.substr(colon + 1));
+}
+
+bool is_relative_inside(const std::string& rel) {
+  if (rel.empty() || rel.front() == '/' || rel.find('\0') != std::string::npos) return false;
+  for (const auto& part : components(rel))
+    if (part.empty() || part == "." || part == "..") return false;
+  return true;
+}
+
+bool is_bundle_python_path(const std::string& rel) {
+  if (rel.size() > kMaxBundlePythonPathBytes || !is_relative_inside(rel)) return false;
+  const auto parts = components(rel);
+  if (parts.size() > kMaxBundlePythonDepth) return false;
+  for (const auto& part : parts) {
+    if (part.front() == '.') return false;  // no hidden names, and no "." or ".."
+    for (char c : part)
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.')) return false;
+  }
+  const std::string& last = parts.back();
+  return last.size() > 3 && last.compare(last.size() - 3, 3, ".py") == 0;
+}
+
+std::optional<RecordedPythonSources> recorded_python_sources(const json& result) {
+  const json* files = json_at(result, {"plugin", "source", "files"});
+  const json* spec = json_at(result, {"plugin", "file"});
+  if (!files || !files->is_object() || files->empty() || !spec || !spec->is_string()) return std::nullopt;
+  const auto parts = split_python_spec(spec->get<std::string>());
+  if (!parts) return std::nullopt;
+  const fs::path path(parts->first);
+  if (!path.is_absolute() || !path.has_filename()) return std::nullopt;
+  RecordedPythonSources s{path.parent_path(), path.filename().string(), parts->second, {}};
+  for (const auto& [rel, sha] : files->items()) {
+    const auto hex = hex_sha256(sha);
+    if (!hex || !is_relative_inside(rel)) return std::nullopt;
+    s.files[rel] = *hex;
+  }
+  if (!s.files.count(s.file)) return std::nullopt;
+  return s;
+}
+
+std::vector<SourceFileDifference> differing_python_sources(const RecordedPythonSources& s) {
+  std::vector<SourceFileDifference> out;
+  for (const auto& [rel, recorded] : s.files) {
+    const fs::path file = s.folder / rel;
+    std::error_code ec;
+    // A regular file only: a FIFO or /dev node would block or never end.
+    std::string found;
+    if (fs::is_regular_file(file, ec)) {
+      try {
+        found = sha256_file(file);
+      } catch (const Error&) {
+        // unreadable: reported as not there as recorded
+      }
+    }
+    if (found != recorded) out.push_back({rel, recorded, std::move(found)});
+  }
+  return out;
+}
+
+}  // namespace lra::host

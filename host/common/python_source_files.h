@@ -1,0 +1,58 @@
+// A Python mixer's recorded sources (result.json plugin.source, written by
+// plugins/python_mixer.cpp) against the files they name: where they are (the
+// folder of plugin.file, "DIR/FILE.py:CLASS"), which relative names may be
+// read or packed into a bundle, and whether the files there are the recorded
+// ones. Shared by verify (changed sources fail it), submit (packs them) and
+// the bundle reader (checks them against the result).
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace lra::host {
+
+struct RecordedPythonSources {
+  std::filesystem::path folder;              // plugin.file's folder (absolute)
+  std::string file;                          // the class's file, relative to `folder`
+  std::string cls;                           // the class (the plugin's name)
+  std::map<std::string, std::string> files;  // plugin.source.files: relative path -> SHA-256 (lowercase hex)
+};
+
+// The sources `result` records; nullopt for a compiled plugin's result (no
+// plugin.source) and for one whose plugin.source or plugin.file cannot be used
+// (verify's field checks say why). Every path it returns is relative and
+// stays inside `folder` (is_relative_inside).
+std::optional<RecordedPythonSources> recorded_python_sources(const nlohmann::json& result);
+
+// "DIR/FILE.py:CLASS" split at its last ':'; nullopt unless both parts are there.
+std::optional<std::pair<std::string, std::string>> split_python_spec(const std::string& spec);
+
+// Whether `rel` names a file inside its folder: relative, no empty, "." or
+// ".." component, no NUL. What the host writes always is (the bridge lists
+// files below the class's folder); a forged name must not reach /etc or /dev.
+bool is_relative_inside(const std::string& rel);
+
+// Whether `rel` may be carried in a submission bundle: inside its folder, at
+// most kMaxBundlePythonDepth components of [A-Za-z0-9_-][A-Za-z0-9._-]*, at
+// most kMaxBundlePythonPathBytes in all, a .py file. Stricter than what a run
+// records: the verifier extracts these names onto its disk.
+inline constexpr std::size_t kMaxBundlePythonDepth = 8;
+inline constexpr std::size_t kMaxBundlePythonPathBytes = 200;
+bool is_bundle_python_path(const std::string& rel);
+
+// A recorded file that is not there as recorded.
+struct SourceFileDifference {
+  std::string file;      // relative to the folder
+  std::string recorded;  // its recorded SHA-256
+  std::string found;     // its SHA-256 now; "" when missing or not a regular file
+};
+
+// Hashes each recorded file under `s.folder`; returns those that differ.
+std::vector<SourceFileDifference> differing_python_sources(const RecordedPythonSources& s);
+
+}  // namespace lra::host

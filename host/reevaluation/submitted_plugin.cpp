@@ -1,0 +1,79 @@
+#include "reevaluation/submitted_plugin.h"
+
+#include <regex>
+
+#include "lra/status.h"
+#include "plugins/loader.h"
+
+namespace lra::host {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr fs::perms kReadable = fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                                fs::perms::others_read;
+constexpr fs::perms kListable = fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                fs::perms::others_read | fs::perms::others_exec;
+
+void copy_readable(const fs::path& from, const fs::path& to) {
+  fs::copy_file(from, to, fs::copy_options::overwrite_existing);
+  fs::permissions(to, kReadable);
+}
+
+}  // namespace
+
+std::string SubmittedPlugin::sha256() const { return python ? python->sha256 : so.stem().string(); }
+
+std::string SubmittedPlugin::shown() const { return python ? python->spec() : so.filename().string(); }
+
+std::optional<SubmittedPlugin> submitted_plugin(const fs::path& dir, const std::string& plugin) {
+  static const std::regex so_name(R"(plugins/[0-9a-f]{64}\.so)");
+  std::error_code ec;
+  SubmittedPlugin p;
+  if (std::regex_match(plugin, so_name)) {
+    p.so = fs::absolute(dir / plugin);
+    if (!fs::is_regular_file(p.so, ec)) return std::nullopt;
+    return p;
+  }
+  p.python = parse_bundle_python_plugin(plugin);
+  if (!p.python) return std::nullopt;
+  p.python_folder = fs::absolute(dir / p.python->folder());
+  if (!fs::is_regular_file(p.python_folder / p.python->file, ec)) return std::nullopt;
+  return p;
+}
+
+StagedPlugin stage_plugin(const SubmittedPlugin& p, const fs::path& into) {
+  StagedPlugin s;
+  if (!p.python) {
+    s.staged = into / p.so.filename();
+    copy_readable(p.so, s.staged);
+    s.spec = s.staged.string();
+    return s;
+  }
+  // The folder as extracted: exactly the recorded sources (bundle.cpp checked
+  // them), regular files and folders only.
+  s.staged = into / p.python->sha256;
+  fs::create_directories(s.staged);
+  fs::permissions(s.staged, kListable);
+  for (auto it = fs::recursive_directory_iterator(p.python_folder); it != fs::recursive_directory_iterator(); ++it) {
+    const fs::path to = s.staged / fs::relative(it->path(), p.python_folder);
+    if (it->is_directory()) {
+      fs::create_directories(to);
+      fs::permissions(to, kListable);
+    } else if (it->is_regular_file()) {
+      copy_readable(it->path(), to);
+    }
+  }
+  s.spec = (s.staged / p.python->file).string() + ":" + p.python->cls;
+  // evaluate-run opens FILE.py:CLASS through this library (plugins/python_mixer.cpp).
+  const fs::path bridge = builtin_plugin_dir() / "lra_mixer_python.so";
+  std::error_code ec;
+  if (!fs::is_regular_file(bridge, ec))
+    throw Error(ErrorKind::plugin, "this lrahost has no Python plugin (" + bridge.string() +
+                                       " is missing), so it cannot re-evaluate a Python mixer; build it with "
+                                       "python3-dev, pybind11-dev and python3-torch installed (scripts/bootstrap)");
+  s.extra.push_back(fs::canonical(bridge));
+  return s;
+}
+
+}  // namespace lra::host

@@ -1,0 +1,288 @@
+// Issue 28: a Python mixer (FILE.py:CLASS) through submit and re-evaluation.
+// submit bundles the class's file and the modules it imported from its own
+// folder as plugins/<sha256>/<path>; verify --reevaluate stages them into
+// the sandbox and runs evaluate-run there, whose identity must be the run's;
+// plain verify checks the recorded hashes against the files when they are
+// there. Each attack (an edited source, a name escaping its folder, a source
+// changed since the run) beside the honest path it departs from.
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_harness.h"
+#include "common/sha256.h"
+#include "reevaluation/bundle.h"
+#include "results/result.h"
+
+namespace lra::test {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+bool sandbox_works() { return std::system("bwrap --ro-bind / / --unshare-all true >/dev/null 2>&1") == 0; }
+
+// A small attention written in PyTorch that imports a helper of its own
+// folder: both files are recorded, bundled and staged.
+const char* kMixer = R"(import torch
+
+from helper import inv_sqrt
+EXTRA_IMPORT
+
+
+class TinyAttention(torch.nn.Module):
+    lra_capabilities = {"padding_mask"}
+
+    def __init__(self, d_model, heads, qkv_dim, **spec):
+        super().__init__()
+        self.qkv = torch.nn.Linear(d_model, 3 * qkv_dim, bias=False)
+        self.o = torch.nn.Linear(qkv_dim, d_model, bias=False)
+
+    def forward(self, x, mask):
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        logits = torch.matmul(q, k.transpose(-2, -1)) * inv_sqrt(q.shape[-1])
+        if mask is not None:
+            logits = logits.masked_fill(~mask[:, None, :], -1e9)
+        return self.o(torch.matmul(torch.softmax(logits, dim=-1), v))
+)";
+
+const char* kHelper = R"(import math
+
+
+def inv_sqrt(n):
+    return 1.0 / math.sqrt(n)
+)";
+
+const std::string kFewSteps =
+    " --set train.steps=20 --set train.eval_every=20 --set train.warmup=2 --set data.test_size=100";
+
+class PythonSubmitCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!sandbox_works()) GTEST_SKIP() << "bubblewrap cannot create a sandbox here (apt-get install bubblewrap)";
+    if (!fs::exists(fs::path(LRA_PLUGIN_DIR) / "lra_mixer_python.so"))
+      GTEST_SKIP() << "no Python plugin in this build (python3-dev, pybind11-dev, python3-torch)";
+  }
+  // The mixer's folder; `extra_import` a line added to its imports.
+  fs::path write_mixer(const std::string& name, const std::string& extra_import = "") {
+    const fs::path dir = d_.path() / "src" / name;
+    std::string code = kMixer;
+    code.replace(code.find("EXTRA_IMPORT"), 12, extra_import);
+    write_text(dir / "mixer.py", code);
+    write_text(dir / "helper.py", kHelper);
+    return dir;
+  }
+  fs::path train(const fs::path& src, const std::string& name, const std::string& env = "") {
+    const fs::path out = d_.path() / "runs" / name;
+    const auto o = lrahost("run --plugin " + (src / "mixer.py").string() + ":TinyAttention --task listops --preset "
+                           "smoke --threads 2 --seed 0 --data-dir " + data() + " --out " + out.string() + kFewSteps,
+                           env);
+    EXPECT_EQ(o.code, 0) << o.output;
+    return out;
+  }
+  std::string data() const { return (d_.path() / "data").string(); }
+  Outcome submit(const fs::path& run, const fs::path& bundle) {
+    return lrahost("submit " + run.string() + " --out " + bundle.string());
+  }
+  Outcome reevaluate(const fs::path& bundle, const fs::path& out) {
+    return lrahost("verify --reevaluate " + bundle.string() + " --out " + out.string() + " --threads 2 --data-dir " +
+                   data());
+  }
+  // The bundle's entries, as a folder (tar -x) and as bundle.json.
+  fs::path unpack(const fs::path& bundle, const std::string& name) {
+    const fs::path dir = d_.path() / name;
+    fs::create_directories(dir);
+    EXPECT_EQ(std::system(("tar -xf " + bundle.string() + " -C " + dir.string()).c_str()), 0);
+    return dir;
+  }
+  // Packs `dir` again with `index`, listing each of its files with its bytes' SHA-256 and size.
+  void repack(const fs::path& dir, json index, const fs::path& out) {
+    std::vector<lra::host::BundleFile> files;
+    index["files"] = json::object();
+    index["sizes"] = json::object();
+    for (const auto& e : fs::recursive_directory_iterator(dir)) {
+      if (!e.is_regular_file() || e.path().filename() == "bundle.json") continue;
+      const std::string name = fs::relative(e.path(), dir).string();
+      files.push_back({name, e.path()});
+    }
+    for (const auto& f : files) {
+      index["files"][f.name] = lra::host::sha256_file(f.source);
+      index["sizes"][f.name] = static_cast<int64_t>(fs::file_size(f.source));
+    }
+    lra::host::write_bundle(out, index, files);
+  }
+  TempDir d_;
+};
+
+TEST_F(PythonSubmitCli, AnHonestPythonMixerIsBundledAndReevaluatesValidInTheSandbox) {
+  const fs::path src = write_mixer("honest");
+  const fs::path run = train(src, "py");
+  const json result = json::parse(read_text(run / "result.json"));
+  const json files = result["plugin"]["source"]["files"];
+  ASSERT_EQ(files.size(), 2u) << result["plugin"].dump(2);
+  const std::string sha = result["plugin"]["sha256"].get<std::string>();
+  auto plain = lrahost("verify " + run.string());
+  EXPECT_EQ(plain.code, 0) << plain.output;
+
+  const fs::path bundle = d_.path() / "py.tar";
+  auto s = submit(run, bundle);
+  ASSERT_EQ(s.code, 0) << s.output;
+  const fs::path unpacked = unpack(bundle, "unpacked");
+  EXPECT_EQ(read_text(unpacked / "plugins" / sha / "mixer.py"), read_text(src / "mixer.py"));
+  EXPECT_EQ(read_text(unpacked / "plugins" / sha / "helper.py"), kHelper);
+  const json index = json::parse(read_text(unpacked / "bundle.json"));
+  EXPECT_EQ(index["runs"][0]["plugin"], "plugins/" + sha + "/mixer.py:TinyAttention");
+
+  const fs::path checked = d_.path() / "checked";
+  auto v = reevaluate(bundle, checked);
+  ASSERT_EQ(v.code, 0) << v.output;
+  EXPECT_NE(v.output.find("listops-seed-0: re-evaluated, valid"), std::string::npos) << v.output;
+  EXPECT_NE(v.output.find("plugin.sha256 recomputed in the sandbox from the 2 staged source file(s)"),
+            std::string::npos) << v.output;
+  const json rep = json::parse(read_text(checked / "runs" / "listops-seed-0" / "reevaluation.json"));
+  EXPECT_TRUE(rep["valid"].get<bool>()) << rep.dump(2);
+  EXPECT_TRUE(rep["test"]["same_device_and_precision"].get<bool>()) << rep.dump(2);
+  EXPECT_EQ(rep["test"]["recomputed_accuracy"].get<double>(), result["metrics"]["test_accuracy"].get<double>());
+  EXPECT_TRUE(rep["python"]["identity_matches"].get<bool>()) << rep.dump(2);
+  EXPECT_TRUE(rep["python"]["same_torch"].get<bool>()) << rep.dump(2);
+  EXPECT_EQ(rep["python"]["sandbox"]["torch"], result["plugin"]["source"]["torch"]);
+
+  // The result without its sources (another machine): verify says nothing of them.
+  fs::rename(src, d_.path() / "moved");
+  plain = lrahost("verify " + run.string());
+  EXPECT_EQ(plain.code, 0) << plain.output;
+  fs::rename(d_.path() / "moved", src);
+
+  // A result whose recorded torch is not the verifier's: still valid, and the report says which.
+  json forged = result;
+  forged["plugin"]["source"]["torch"] = "0.0.0-elsewhere";
+  forged.erase("digest");
+  forged.erase("signature");
+  lra::host::write_result(run, lra::host::seal(forged));
+  const fs::path bundle2 = d_.path() / "py2.tar";
+  ASSERT_EQ(submit(run, bundle2).code, 0);
+  auto v2 = reevaluate(bundle2, d_.path() / "checked2");
+  EXPECT_EQ(v2.code, 0) << v2.output;
+  EXPECT_NE(v2.output.find("the run used torch 0.0.0-elsewhere (plugin.source.torch), this verifier's Python has "
+                           "torch " + result["plugin"]["source"]["torch"].get<std::string>()),
+            std::string::npos) << v2.output;
+  const json rep2 =
+      json::parse(read_text(d_.path() / "checked2" / "runs" / "listops-seed-0" / "reevaluation.json"));
+  EXPECT_FALSE(rep2["python"]["same_torch"].get<bool>()) << rep2.dump(2);
+}
+
+TEST_F(PythonSubmitCli, AdversarialSubmitAndVerifyRefuseASourceChangedSinceTheRun) {
+  const fs::path src = write_mixer("changed");
+  const fs::path run = train(src, "py");
+  // Edited after the run: submit refuses naming the file (exit 2, no bundle), verify fails.
+  write_text(src / "helper.py", std::string(kHelper) + "# tuned later\n");
+  const fs::path bundle = d_.path() / "py.tar";
+  auto s = submit(run, bundle);
+  EXPECT_EQ(s.code, 2) << s.output;
+  EXPECT_NE(s.output.find("its Python source " + (src / "helper.py").string() + " has changed since the run"),
+            std::string::npos) << s.output;
+  EXPECT_FALSE(fs::exists(bundle));
+  auto v = lrahost("verify " + run.string());
+  EXPECT_EQ(v.code, 4) << v.output;
+  EXPECT_NE(v.output.find("Python source " + (src / "helper.py").string() + " was changed after the run"),
+            std::string::npos) << v.output;
+  // Removed: the same, as missing.
+  fs::remove(src / "helper.py");
+  s = submit(run, bundle);
+  EXPECT_EQ(s.code, 2) << s.output;
+  EXPECT_NE(s.output.find((src / "helper.py").string() + " (plugin.source.files) is missing"), std::string::npos)
+      << s.output;
+  EXPECT_FALSE(fs::exists(bundle));
+  EXPECT_EQ(lrahost("verify " + run.string()).code, 4);
+  // Restored: both pass.
+  write_text(src / "helper.py", kHelper);
+  EXPECT_EQ(lrahost("verify " + run.string()).code, 0);
+  s = submit(run, bundle);
+  EXPECT_EQ(s.code, 0) << s.output;
+}
+
+TEST_F(PythonSubmitCli, AdversarialABundleWithAnEditedSourceOrAnEscapingNameIsRefused) {
+  const fs::path run = train(write_mixer("edited"), "py");
+  const std::string sha = json::parse(read_text(run / "result.json"))["plugin"]["sha256"].get<std::string>();
+  const fs::path bundle = d_.path() / "py.tar";
+  ASSERT_EQ(submit(run, bundle).code, 0);
+
+  // The helper edited inside the bundle, bundle.json updated to match: only the result can tell.
+  const fs::path dir = unpack(bundle, "edit");
+  const json index = json::parse(read_text(dir / "bundle.json"));
+  write_text(dir / "plugins" / sha / "helper.py", "def inv_sqrt(n):\n    return 0.0\n");
+  const fs::path edited = d_.path() / "edited.tar";
+  repack(dir, index, edited);
+  auto v = reevaluate(edited, d_.path() / "checked-edited");
+  EXPECT_EQ(v.code, 5) << v.output;
+  EXPECT_NE(v.output.find("'plugins/" + sha + "/helper.py' has SHA-256 "), std::string::npos) << v.output;
+  EXPECT_NE(v.output.find("the source was changed after the run"), std::string::npos) << v.output;
+  EXPECT_FALSE(fs::exists(d_.path() / "checked-edited"));
+
+  // An entry that climbs out of the folder, listed in bundle.json.
+  const fs::path escape = d_.path() / "escape.tar";
+  const std::string evil = "plugins/" + sha + "/../../escaped.py";
+  {
+    // The bundle as submit wrote it, plus extra.py under the escaping name.
+    const fs::path pack_dir = unpack(bundle, "escape");
+    write_text(pack_dir / "extra.py", "import os\n");
+    std::vector<lra::host::BundleFile> files;
+    json idx = index;
+    for (const auto& item : index["files"].items()) files.push_back({item.key(), pack_dir / item.key()});
+    files.push_back({evil, pack_dir / "extra.py"});
+    idx["files"][evil] = lra::host::sha256_file(pack_dir / "extra.py");
+    idx["sizes"][evil] = static_cast<int64_t>(fs::file_size(pack_dir / "extra.py"));
+    lra::host::write_bundle(escape, idx, files);
+  }
+  auto e = reevaluate(escape, d_.path() / "out" / "checked-escape");
+  EXPECT_EQ(e.code, 5) << e.output;
+  EXPECT_NE(e.output.find("bundle.json lists '" + evil + "', which is not a file of a run it lists"),
+            std::string::npos) << e.output;
+  EXPECT_FALSE(fs::exists(d_.path() / "out" / "checked-escape"));
+  EXPECT_FALSE(fs::exists(d_.path() / "escaped.py"));
+  EXPECT_FALSE(fs::exists(d_.path() / "out" / "escaped.py"));
+
+  // The untouched bundle still re-evaluates: the refusals were the edits'.
+  auto honest = reevaluate(bundle, d_.path() / "checked");
+  EXPECT_EQ(honest.code, 0) << honest.output;
+}
+
+TEST_F(PythonSubmitCli, AModuleTheVerifiersPythonLacksIsNamedInTheReport) {
+  // At training time the module comes from the researcher's PYTHONPATH, not
+  // the mixer's folder: it is neither recorded nor bundled, and the
+  // sandbox's clean environment does not have it.
+  write_text(d_.path() / "site" / "lra_site_only_module.py", "FACTOR = 1.0\n");
+  const fs::path run = train(write_mixer("site", "import lra_site_only_module"), "py",
+                             "PYTHONPATH=" + (d_.path() / "site").string());
+  json result = json::parse(read_text(run / "result.json"));
+  EXPECT_EQ(result["plugin"]["source"]["files"].size(), 2u) << result["plugin"].dump(2);
+  const std::string torch = result["plugin"]["source"]["torch"].get<std::string>();
+  // Recorded under another torch too: the failure says so beside the missing module.
+  result["plugin"]["source"]["torch"] = "0.0.0-elsewhere";
+  result.erase("digest");
+  result.erase("signature");
+  lra::host::write_result(run, lra::host::seal(result));
+  const fs::path bundle = d_.path() / "py.tar";
+  ASSERT_EQ(submit(run, bundle).code, 0);
+  const fs::path checked = d_.path() / "checked";
+  auto v = reevaluate(bundle, checked);
+  EXPECT_EQ(v.code, 4) << v.output;
+  EXPECT_NE(v.output.find("the Python mixer could not build its freshly initialised model in the sandbox"),
+            std::string::npos) << v.output;
+  EXPECT_NE(v.output.find("imports 'lra_site_only_module', which this interpreter"), std::string::npos) << v.output;
+  EXPECT_NE(v.output.find("note: the run used torch 0.0.0-elsewhere (plugin.source.torch), this verifier's Python "
+                          "has torch " + torch),
+            std::string::npos) << v.output;
+  // The staged folder is called by its name in the bundle, not by the sandbox's temporary path.
+  EXPECT_EQ(v.output.find("lrahost-sandbox-"), std::string::npos) << v.output;
+  const json rep = json::parse(read_text(checked / "runs" / "listops-seed-0" / "reevaluation.json"));
+  EXPECT_FALSE(rep["valid"].get<bool>());
+  EXPECT_NE(rep["reasons"].dump().find("lra_site_only_module"), std::string::npos) << rep.dump(2);
+  EXPECT_FALSE(rep["python"]["same_torch"].get<bool>()) << rep.dump(2);
+  EXPECT_EQ(rep["python"]["sandbox"]["torch"], torch) << rep.dump(2);
+}
+
+}  // namespace
+}  // namespace lra::test
