@@ -1,6 +1,7 @@
 // bench/bench_run.cpp — see bench_run.h.
 #include "bench/bench_run.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -22,6 +23,7 @@
 #include "plugins/loader.h"
 #include "plugins/mixer_factory.h"
 #include "plugins/mixer_options.h"
+#include "plugins/python_mixer.h"
 #include "results/system_info.h"
 
 namespace lra::host::bench {
@@ -145,6 +147,9 @@ BenchOutcome merge_bench_reports(const BenchArgs& a) {
 BenchOutcome run_bench(const BenchArgs& a, spdlog::logger& log) {
   std::vector<std::string> plugins = a.plugins.empty() || a.plugins == "all" ? available_plugin_names(LRA_KIND_MIXER)
                                                                              : text::split_list(a.plugins);
+  // "all": the plugin named `python` only runs a class it is given (FILE.py:CLASS).
+  if (a.plugins.empty() || a.plugins == "all")
+    plugins.erase(std::remove(plugins.begin(), plugins.end(), kPythonPluginName), plugins.end());
   const std::vector<int64_t> lengths = parse_lengths(a.lengths);
   if (plugins.empty() || lengths.empty()) throw Error(ErrorKind::usage, "--plugins and --lengths must name at least one value");
   if (a.batch < 1 || a.steps < 1 || a.repeats < 1 || a.warmup < 0)

@@ -14,6 +14,10 @@ namespace lra::host {
 // alone, FILE.py: with no class), which load_python_mixer refuses as usage.
 bool is_python_mixer_spec(const std::string& spec);
 
+// The built-in Python plugin's own name: no mixer by itself (it refuses to
+// build one without a class), so "every plugin" lists leave it out.
+inline constexpr const char* kPythonPluginName = "python";
+
 // Opens (once per file and class) the class as a mixer plugin. Throws
 // lra::Error: usage for a malformed spec (no class, a class name that is not
 // a Python identifier) or a missing file, plugin for
