@@ -12,16 +12,9 @@ using nlohmann::json;
 
 namespace {
 
-// "sha256:" dropped, lowercased; nullopt unless 64 hex digits remain.
+// A recorded SHA-256 in its normal form (common/sha256.h), if it is one.
 std::optional<std::string> hex_sha256(const json& v) {
-  if (!v.is_string()) return std::nullopt;
-  std::string s = bare_sha256(v.get<std::string>());
-  if (s.size() != 64) return std::nullopt;
-  for (char& c : s) {
-    if (!std::isxdigit(static_cast<unsigned char>(c))) return std::nullopt;
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return s;
+  return v.is_string() ? normalise_sha256(v.get<std::string>()) : std::nullopt;
 }
 
 std::vector<std::string> components(const std::string& rel) {

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -64,6 +65,16 @@ std::string sha256_hex(std::string_view bytes) {
   Sha256 h;
   h.update(bytes);
   return h.hex_digest();
+}
+
+std::optional<std::string> normalise_sha256(std::string s) {
+  s = bare_sha256(std::move(s));
+  if (s.size() != 64) return std::nullopt;
+  for (char& c : s) {
+    if (!std::isxdigit(static_cast<unsigned char>(c))) return std::nullopt;
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return s;
 }
 
 std::string sha256_file(const std::filesystem::path& file) {

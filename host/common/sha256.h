@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -41,6 +42,9 @@ inline std::string bare_sha256(std::string s) {
   if (s.rfind("sha256:", 0) == 0) s.erase(0, 7);
   return s;
 }
+
+// "sha256:" prefix dropped, lowercased; nullopt unless 64 hex digits remain.
+std::optional<std::string> normalise_sha256(std::string s);
 
 // Streams the file. Throws lra::Error(usage) naming the path if it cannot be
 // read (missing, a directory, no permission, I/O error).

@@ -68,16 +68,6 @@ std::optional<std::int64_t> as_i64(const json* v) {
   return std::nullopt;
 }
 
-std::optional<std::string> normalise_sha256(std::string s) {
-  s = bare_sha256(std::move(s));
-  if (s.size() != 64) return std::nullopt;
-  for (char& c : s) {
-    if (!std::isxdigit(static_cast<unsigned char>(c))) return std::nullopt;
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return s;
-}
-
 const json* Checker::field(const std::string& path, unsigned types, bool required) {
   const json* cur = &root_;
   std::size_t start = 0;

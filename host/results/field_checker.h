@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/sha256.h"
+
 namespace lra::host::verify_internal {
 
 // Allowed JSON types of a field, as a bit set.
@@ -36,8 +38,9 @@ std::string quoted(const std::string& s);
 // An integer field that fits in int64, else nullopt.
 std::optional<std::int64_t> as_i64(const nlohmann::json* v);
 
-// "sha256:" prefix dropped, lowercased; nullopt unless 64 hex digits remain.
-std::optional<std::string> normalise_sha256(std::string s);
+// "sha256:" prefix dropped, lowercased; nullopt unless 64 hex digits remain
+// (common/sha256.h: one definition for verify, submit and the bundle reader).
+using lra::host::normalise_sha256;
 
 class Checker {
  public:
