@@ -8,6 +8,7 @@
 #include "plugins/mixer_options.h"
 #include "plugins/mixer_factory.h"
 #include "lra/status.h"
+#include "device/device.h"
 #include "model/backbone.h"
 #include "plugins/loader.h"
 
@@ -33,10 +34,12 @@ int inspect_check_command(const std::string& target, const InspectCheckArgs& a) 
   m.layers = a.layers;
   std::vector<lra::MixerSpec> specs;
   for (int64_t i = 0; i < a.layers; ++i) specs.push_back(mixer_spec(m, a.length, i, 0));
+  const torch::Device device = pick_device(a.device);
   const auto checks = check_conformance(mixer.descriptor.capabilities, plugin_mixer_factory(mixer, options), specs,
-                                        {2, 0, false, 10000.0, "cpu"});
-  std::printf("conformance   %lld layers, input [2, %lld, %lld], %lld heads, CPU\n", static_cast<long long>(a.layers),
-              static_cast<long long>(a.length), static_cast<long long>(a.d_model), static_cast<long long>(a.heads));
+                                        {2, 0, false, 10000.0, device.str()});
+  std::printf("conformance   %lld layers, input [2, %lld, %lld], %lld heads, %s\n", static_cast<long long>(a.layers),
+              static_cast<long long>(a.length), static_cast<long long>(a.d_model), static_cast<long long>(a.heads),
+              device.is_cuda() ? describe_device(device).c_str() : "CPU");
   for (const auto& c : checks) {
     std::printf("  %-16s %-7s", c.name.c_str(), c.status.c_str());
     if (c.status != "skipped") std::printf(" %8.3f s", c.seconds);
@@ -61,6 +64,9 @@ void add_inspect_command(CLI::App& app, CommandSlot& slot) {
   in->add_option("--heads", a->checks.heads, "--check: heads")->capture_default_str();
   in->add_option("--layers", a->checks.layers, "--check: layers (one mixer each)")->capture_default_str();
   in->add_option("--set", a->checks.sets, "--check: mixer.NAME=VALUE, the plugin's own options");
+  in->add_option("--device", a->checks.device, "--check: where the checks run")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->capture_default_str();
   on_parsed(in, slot, a, [](InspectArgs& args) {
     const int rc = inspect_command(args.plugin);
     return rc != 0 || !args.check ? rc : inspect_check_command(args.plugin, args.checks);

@@ -9,11 +9,21 @@
 
 namespace lra::host {
 
+// docs/cli.md: exit 9, stopped by --stop-after with a checkpoint; not an error.
+constexpr int kExitStopped = 9;
+
 int run_command(const RunArgs& a) {
   auto log = make_logger();
   const std::optional<RunSummary> run = train_run(a, *log);
   if (!run) return 0;  // not rank 0
   const RunSummary& r = *run;
+  if (r.stopped) {  // --stop-after: a checkpoint, no result yet
+    std::printf("\n%s on %s (%s division): stopped at update %lld of %lld after %.1f s of training (%.2f steps/s)\n"
+                "  checkpoint             %s\n  continue with          the same command and --resume\n",
+                r.plugin.c_str(), r.task.c_str(), r.division.c_str(), static_cast<long long>(r.steps_done),
+                static_cast<long long>(r.total_steps), r.train_seconds, r.steps_per_second, r.checkpoint.c_str());
+    return kExitStopped;
+  }
   std::printf("\n%s on %s (%s division)\n", r.plugin.c_str(), r.task.c_str(), r.division.c_str());
   std::printf("  test accuracy          %6.2f%%  (%zu examples)\n", 100 * r.test_accuracy, r.test_examples);
   std::printf("  majority-class rate    %6.2f%%\n", 100 * r.majority_class_rate);
@@ -49,6 +59,10 @@ void add_run_command(CLI::App& app, CommandSlot& slot) {
                 "in evaluation; saves memory, same update and same scores")->check(CLI::NonNegativeNumber);
   r->add_flag("--resume", a->resume, "Continue the run in --out from its newest complete checkpoint (same manifest, "
                                      "plugin, options and seed)");
+  r->add_option("--stop-after", a->stop_after,
+                "Stop after SECONDS of training with a checkpoint and exit 9 (a time-limited job); the same "
+                "command with --resume continues, and a closed run stays closed")
+      ->check(CLI::PositiveNumber);
   r->add_option("--sign-key", a->sign_key, "Ed25519 private key (PEM, from `lrahost keygen`): sign result.json");
   add_fp32_flag(r, a->fp32, "On CUDA, float32 instead of bfloat16 autocast (the manifest's train.precision "
                             "may also forbid autocast)");

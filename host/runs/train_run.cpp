@@ -241,7 +241,12 @@ void start_run_log(const RunArgs& a, const RunPlan& p, const RunDirectory& dir, 
 std::unique_ptr<Distributed> join_ranks(const RunPlan& p, const RunDirectory& dir, torch::Device& device,
                                         spdlog::logger& log) {
   if (device.is_cuda() && p.ranks.world_size > 1) device = torch::Device(torch::kCUDA, p.ranks.local_rank);
-  if (p.ranks.world_size == 1) return nullptr;
+  // A job of one rank started as data parallel (WORLD_SIZE=1, torchrun
+  // --nproc-per-node 1) joins a group of one, as PyTorch does, so the group's
+  // path (Gloo, NCCL, the all-reduce) runs as with several; a plain process
+  // or a one-task Slurm step stays single.
+  const bool launched = p.ranks.source == "torch environment" || p.ranks.source == "torchrun";
+  if (p.ranks.world_size == 1 && !launched) return nullptr;
   auto dist = std::make_unique<Distributed>(p.ranks, device);
   log.info("data parallel: rank {} of {} ({}, {}), {} examples per rank per step", p.ranks.rank, p.ranks.world_size,
            dist->backend(), p.ranks.source, p.manifest.train.batch_size / p.ranks.world_size);
@@ -341,7 +346,25 @@ std::optional<RunSummary> train_run(const RunArgs& a, spdlog::logger& log) {
   topts.micro_batch = a.micro_batch;
   topts.bf16 = device.is_cuda() && !a.fp32 && m.train.precision != "float32";
   Classifier model = built.model;
+  topts.stop_after_seconds = a.stop_after;
   const TrainResult tr = train_and_evaluate(model, data.dataset, topts, log);
+  if (tr.stopped) {
+    RunSummary stop;
+    stop.plugin = plan.mixer->descriptor.name;
+    stop.task = a.task;
+    stop.division = plan.division.name;
+    stop.stopped = true;
+    stop.steps_done = tr.steps;
+    stop.total_steps = m.train.steps;
+    stop.checkpoint = dir.out / "checkpoints" / ("step-" + std::to_string(tr.steps));
+    stop.train_seconds = tr.train_seconds;
+    stop.steps_per_second = tr.steps_per_second;
+    // The last line of run.log, where suite and sweep --collect look.
+    log.info("stopped by --stop-after {} s at update {} of {} with a checkpoint in {}; run the same command with "
+             "--resume to continue",
+             a.stop_after, tr.steps, m.train.steps, stop.checkpoint.string());
+    return stop;
+  }
   if (!lead) return std::nullopt;  // rank 0 evaluates and writes the results
 
   save_module(*model, dir.out / "model.pt");  // the final model, for `lrahost span` and reuse

@@ -24,6 +24,7 @@ struct RunArgs {
   int64_t micro_batch = 0;  // 0 = whole batch
   bool fp32 = false;        // no bfloat16 autocast on CUDA
   bool resume = false;      // continue from the newest complete checkpoint in --out
+  double stop_after = 0;    // > 0: stop with a checkpoint after this many seconds of training (exit 9)
   std::optional<std::string> sign_key;  // Ed25519 private key (PEM): signs result.json
   std::vector<std::string> command_line;
 };
@@ -37,9 +38,15 @@ struct RunSummary {
   double train_seconds = 0, steps_per_second = 0;
   std::filesystem::path result;
   std::optional<std::string> signer;  // the signing key's id
+  // --stop-after ended the run early: updates done of the manifest's total,
+  // the checkpoint to --resume from; no result was written.
+  bool stopped = false;
+  int64_t steps_done = 0, total_steps = 0;
+  std::filesystem::path checkpoint;
 };
 
-// Runs it; std::nullopt on ranks other than 0 (rank 0 writes the results).
+// Runs it; std::nullopt on ranks other than 0 (rank 0 writes the results),
+// except that every rank reports a --stop-after stop.
 // Errors are lra::Error with the documented kinds (docs/cli.md).
 std::optional<RunSummary> train_run(const RunArgs& args, spdlog::logger& log);
 

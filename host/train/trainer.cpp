@@ -177,6 +177,7 @@ TrainResult train_and_evaluate(Classifier& model, const lra::Dataset& data, cons
   TrainResult r;
   ClassifierObjective objective(model, data, o, r);
   static_cast<TrainingLoopResult&>(r) = run_training_loop(*model, objective, o, log);
+  if (r.stopped) return r;  // --stop-after: checkpointed, tested when a resumed run finishes
 
   // Test on the final parameters, as LRA's image tasks do and as its ListOps
   // test-only run was meant to (the restore there is reported broken).

@@ -214,7 +214,19 @@ TrainingLoopResult run_training_loop(torch::nn::Module& model, TrainingObjective
       r.history.push_back(std::move(h));
       last_report = Clock::now();
     }
-    if (!o.run_dir.empty() && t.checkpoint_every > 0 && (step + 1) % t.checkpoint_every == 0 && step + 1 < t.steps) {
+    const bool regular = t.checkpoint_every > 0 && (step + 1) % t.checkpoint_every == 0;
+    // --stop-after: decided at report steps only (the window is closed there,
+    // and every rank reaches them together); one rank's clock is enough.
+    bool stop_now = false;
+    if (o.stop_after_seconds > 0 && report_now && step + 1 < t.steps) {
+      stop_now = seconds_since(start) >= o.stop_after_seconds;
+      if (o.dist) {
+        const auto flag = torch::full({1}, stop_now ? 1.0f : 0.0f, torch::TensorOptions().device(o.device));
+        o.dist->all_reduce_sum({flag});
+        stop_now = flag.item<float>() > 0;
+      }
+    }
+    if (!o.run_dir.empty() && (regular || stop_now) && step + 1 < t.steps) {
       const auto t0 = Clock::now();
       for (const auto& dir : save_checkpoint(o.run_dir, {step + 1, o.identity, progress_of(s, objective)}, model, opt))
         if (foreign_warned.insert(dir.string()).second)
@@ -222,6 +234,10 @@ TrainingLoopResult run_training_loop(torch::nn::Module& model, TrainingObjective
                    "left as it is", dir.string());
       r.other_seconds += seconds_since(t0);  // not training time
       log.info("checkpoint at update {} ({:.1f} s)", step + 1, seconds_since(t0));
+    }
+    if (stop_now) {
+      r.stopped = true;
+      break;
     }
   }
   if (o.live_progress) std::fprintf(stderr, "\n");

@@ -76,6 +76,10 @@ struct TrainingLoopOptions {
   nlohmann::json identity;
   std::optional<std::filesystem::path> resume_from;
   std::vector<std::filesystem::path> resume_fallbacks;
+  // > 0 (with a run_dir): after this many seconds of this process's loop, stop
+  // at the next report step with a checkpoint (every rank agrees on the step),
+  // so a time-limited job (a Slurm slot, a lent GPU) continues with --resume.
+  double stop_after_seconds = 0;
 };
 
 struct TrainingLoopResult {
@@ -86,6 +90,7 @@ struct TrainingLoopResult {
   double other_seconds = 0;  // evaluations and checkpoints
   double steps_per_second = 0;
   std::optional<std::filesystem::path> resumed_from;  // the checkpoint actually continued from
+  bool stopped = false;  // stop_after_seconds reached: `steps` updates done, checkpointed, not finished
 };
 
 // Trains `model`'s parameters on the objective for train.steps updates.

@@ -58,6 +58,40 @@ TEST(Checkpoint, KilledAndResumedEqualsUninterrupted) {
   EXPECT_TRUE(b["timing"]["resumed_from"].is_string());
 }
 
+// --stop-after: each time slot ends at a report step with a checkpoint and
+// exit 9, no result; slots resumed one after another end exactly where an
+// uninterrupted run does.
+TEST(Checkpoint, StoppedAfterSecondsAndResumedEqualsUninterrupted) {
+  TempDir d;
+  const auto whole = d.path() / "whole", sliced = d.path() / "sliced";
+  auto full = lrahost(kRun + " --out " + whole.string());
+  ASSERT_EQ(full.code, 0) << full.output;
+
+  auto first = lrahost(kRun + " --stop-after 0.001 --out " + sliced.string());
+  ASSERT_EQ(first.code, 9) << first.output;
+  EXPECT_NE(first.output.find("stopped at update 50 of 300"), std::string::npos) << first.output;
+  EXPECT_TRUE(fs::exists(sliced / "checkpoints" / "step-50"));
+  EXPECT_FALSE(fs::exists(sliced / "result.json"));
+  const std::string log = read_text(sliced / "run.log");
+  EXPECT_NE(log.substr(log.rfind("] ")).find("--resume"), std::string::npos) << log;  // its last line says what to do
+
+  auto second = lrahost(kRun + " --stop-after 0.001 --resume --out " + sliced.string());
+  ASSERT_EQ(second.code, 9) << second.output;
+  EXPECT_NE(second.output.find("stopped at update 100 of 300"), std::string::npos) << second.output;
+  auto last = lrahost(kRun + " --resume --out " + sliced.string());
+  ASSERT_EQ(last.code, 0) << last.output;
+
+  const auto a = result(whole), b = result(sliced);
+  EXPECT_EQ(a["metrics"], b["metrics"]);
+  EXPECT_EQ(a["history"], b["history"]);
+  EXPECT_EQ(a["division"], b["division"]);
+  EXPECT_EQ(b["timing"]["resumed_from"], "step-100");
+
+  auto bad = lrahost(kRun + " --stop-after 0 --out " + (d.path() / "bad").string());
+  EXPECT_EQ(bad.code, 2) << bad.output;
+  EXPECT_FALSE(fs::exists(d.path() / "bad"));
+}
+
 TEST(Checkpoint, ResumeAgainstAnotherRunIsRefused) {
   TempDir d;
   const auto dir = d.path() / "run";

@@ -49,6 +49,20 @@ TEST(Distributed, TwoGlooRanksMatchOneProcess) {
   EXPECT_EQ(b["distributed"]["backend"], "gloo");
   EXPECT_EQ(a["distributed"]["world_size"], 1);
   EXPECT_NEAR(a["metrics"]["test_accuracy"].get<double>(), b["metrics"]["test_accuracy"].get<double>(), 0.005);
+
+  // Launched as a data-parallel job of one rank (WORLD_SIZE=1, as torchrun
+  // --nproc-per-node 1 does): a process group of one (NCCL on a GPU, which
+  // scripts/gpu-check runs this way), the single process's exact losses.
+  const auto one_rank = d.path() / "one-rank";
+  auto group = lrahost(kRun + " --out " + one_rank.string(), "WORLD_SIZE=1 RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=" +
+                                                                 std::to_string(20000 + (getpid() + 3) % 20000));
+  ASSERT_EQ(group.code, 0) << group.output;
+  EXPECT_NE(group.output.find("rank 0 of 1 (gloo"), std::string::npos) << group.output;
+  const auto c = nlohmann::json::parse(read_text(one_rank / "result.json"));
+  EXPECT_EQ(c["distributed"]["backend"], "gloo");
+  EXPECT_EQ(c["distributed"]["world_size"], 1);
+  EXPECT_EQ(a["history"], c["history"]);
+  EXPECT_EQ(a["metrics"], c["metrics"]);
 }
 
 // Ranks agree or nobody trains: a rank started differently stops every rank

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# scripts/gpu-check rehearsed on the CPU (--rehearse: the same stages, tiny
+# sizes, no compiler run), so the one command a lent GPU gets cannot rot
+# between loans. Twice into the same folder: the second call resumes the
+# ListOps run from the first one's checkpoint.
+#   gpu_check_rehearsal.sh BUILD_DIR
+set -uo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+build=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; echo "--- summary"; cat "$tmp/out/summary.md" 2>/dev/null; exit 1; }
+
+run() {
+  LRA_GPU_CHECK_PORT=$((20000 + $$ % 20000)) "$repo/scripts/gpu-check" --rehearse --build "$build" \
+    --out "$tmp/out" --data-dir "$tmp/data" >"$tmp/$1.txt" 2>&1
+  echo $? >"$tmp/$1.rc"
+  cat "$tmp/$1.txt"
+}
+row() { grep "^| $1 |" "$tmp/out/summary.md"; }
+
+run first
+[[ -f "$tmp/out/summary.md" && -f "$tmp/out/summary.json" ]] || fail "no summary written"
+for s in build tests bench peers suite listops; do row "$s" >/dev/null || fail "no row for stage $s"; done
+# No JAX and no torch.compile on this CPU: the peers stage reports its
+# failed sides and, with them, the whole check; every other stage passes.
+[[ $(cat "$tmp/first.rc") == 1 ]] || fail "exit $(cat "$tmp/first.rc"), expected 1 (the peers without JAX)"
+for s in build tests bench suite listops; do
+  row "$s" | grep -q "| passed |" || fail "stage $s did not pass: $(row "$s")"
+done
+row tests | grep -q "device parity: passed" || fail "device parity: $(row tests)"
+row tests | grep -q "inspect --check: 2/2 passed" || fail "inspect: $(row tests)"
+row tests | grep -q "one-rank run: gloo world size 1" || fail "one-rank run: $(row tests)"
+row bench | grep -q "2 plugins measured" || fail "bench: $(row bench)"
+[[ -s "$tmp/out/bench/all/bench.md" ]] || fail "no merged bench report"
+row peers | grep -q "lrahost [0-9.]* steps/s" || fail "peers: $(row peers)"
+row peers | grep -q "pytorch eager [0-9.]* steps/s" || fail "peers: $(row peers)"
+row listops | grep -q "stopped with a checkpoint: at update 50 of" || fail "listops: $(row listops)"
+[[ -d "$tmp/out/listops/checkpoints/step-50" && ! -e "$tmp/out/listops/result.json" ]] || fail "listops checkpoint"
+
+# A later call resumes the run instead of starting over.
+run second
+grep -q "resumed from .*step-50" "$tmp/out/listops/run.log" || fail "the second call did not resume ListOps"
+row listops | grep -q "stopped with a checkpoint: at update 100 of" || fail "listops resumed: $(row listops)"
+
+# A bad argument: exit 2 and nothing written.
+"$repo/scripts/gpu-check" --budget soon --out "$tmp/bad" >/dev/null 2>&1
+[[ $? == 2 && ! -e "$tmp/bad" ]] || fail "--budget soon was not refused with exit 2 before any output"
+echo "gpu-check rehearsal: passed"
