@@ -60,8 +60,9 @@ void add_run_command(CLI::App& app, CommandSlot& slot) {
   r->add_flag("--resume", a->resume, "Continue the run in --out from its newest complete checkpoint (same manifest, "
                                      "plugin, options and seed)");
   r->add_option("--stop-after", a->stop_after,
-                "Stop after SECONDS of training with a checkpoint and exit 9 (a time-limited job); the same "
-                "command with --resume continues, and a closed run stays closed")
+                "Stop with a checkpoint and exit 9 once SECONDS of wall time have passed (a time-limited job: "
+                "data and model count too; the stop falls on the next report step); the same command with "
+                "--resume continues, and a closed run stays closed")
       ->check(CLI::PositiveNumber);
   r->add_option("--sign-key", a->sign_key, "Ed25519 private key (PEM, from `lrahost keygen`): sign result.json");
   add_fp32_flag(r, a->fp32, "On CUDA, float32 instead of bfloat16 autocast (the manifest's train.precision "

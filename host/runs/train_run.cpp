@@ -346,7 +346,10 @@ std::optional<RunSummary> train_run(const RunArgs& a, spdlog::logger& log) {
   topts.micro_batch = a.micro_batch;
   topts.bf16 = device.is_cuda() && !a.fp32 && m.train.precision != "float32";
   Classifier model = built.model;
-  topts.stop_after_seconds = a.stop_after;
+  // --stop-after counts the process's wall time (data and model included), as a job's time limit does.
+  if (a.stop_after > 0)
+    topts.stop_after_seconds =
+        std::max(1e-3, a.stop_after - std::chrono::duration<double>(Clock::now() - wall_start).count());
   const TrainResult tr = train_and_evaluate(model, data.dataset, topts, log);
   if (tr.stopped) {
     RunSummary stop;

@@ -76,7 +76,7 @@ struct TrainingLoopOptions {
   nlohmann::json identity;
   std::optional<std::filesystem::path> resume_from;
   std::vector<std::filesystem::path> resume_fallbacks;
-  // > 0 (with a run_dir): after this many seconds of this process's loop, stop
+  // > 0 (with a run_dir): after this many seconds of the loop, stop
   // at the next report step with a checkpoint (every rank agrees on the step),
   // so a time-limited job (a Slurm slot, a lent GPU) continues with --resume.
   double stop_after_seconds = 0;

@@ -3,44 +3,13 @@
 // forward pass of four examples equals its two halves run as two passes, in
 // training mode with dropout on. This test executable offers the pass record
 // lrahost exports (host/dropout_rows.cpp), so the plugins resolve it here.
-#include <filesystem>
-#include <regex>
-
 #include <lra/dropout.h>
 
 #include "mixer_harness.h"
-#include "plugins/loader.h"
-#include "plugins/mixer_options.h"
 
 using namespace lra::test;
 
 namespace {
-
-// Every lra_mixer_<name>.so the build produced: no hand-kept list to miss one.
-std::vector<std::string> built_mixers() {
-  std::vector<std::string> names;
-  const std::regex file("lra_mixer_(.+)\\.so");
-  for (const auto& e : std::filesystem::directory_iterator(LRA_PLUGIN_DIR)) {
-    std::smatch m;
-    const std::string f = e.path().filename().string();
-    if (std::regex_match(f, m, file)) names.push_back(m[1]);
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-// The built-in plugin's mixer; the Python plugin runs a class from a file
-// (--plugin FILE.py:CLASS): the example softmax attention, whose dropout is
-// the host's (lrahost.dropout).
-std::shared_ptr<lra::Mixer> build(const std::string& name, const lra::MixerSpec& spec, const lra::Params& options) {
-  if (name != "python") return make_mixer(name, spec, options);
-  const auto& p = lra::host::load_plugin(
-      std::string(LRA_SOURCE_DIR) + "/sdk/examples/python/softmax_attention.py:SoftmaxAttention", LRA_KIND_MIXER);
-  std::shared_ptr<lra::Mixer> m;
-  const auto st = p.mixer().create(spec, lra::host::resolve_mixer_options(p, {}), &m);
-  if (!st.ok()) throw lra::Error(st.kind, st.message);
-  return m;
-}
 
 // The forward pass holding examples [first, first + x.size(0)) of a global
 // batch of `global`, with the generator as every rank has it at that step
@@ -63,7 +32,7 @@ TEST(DropoutSplit, EveryBuiltInMixerEqualsItsHalvesWithAttentionDropoutOn) {
   for (const auto& [name, options] : cases) {
     auto spec = small_spec(32, 4, 64, /*causal=*/false);
     spec.attention_dropout = 0.5;
-    auto m = build(name, spec, options);
+    auto m = build_mixer(name, spec, options);
     m->train();
     const auto x = random_input(4, 64, 32, 3);
     const auto mask = lengths_mask(64, {64, 50, 64, 33});

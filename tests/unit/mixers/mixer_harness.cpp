@@ -1,17 +1,18 @@
 #include "mixer_harness.h"
 
+#include <algorithm>
+#include <filesystem>
+#include <regex>
+
 #include "plugins/mixer_options.h"
 #include "lra/attention.h"
 #include "plugins/loader.h"
 
 namespace lra::test {
-namespace {
 
-const host::LoadedPlugin& loaded(const std::string& name) {
+const host::LoadedPlugin& loaded_mixer(const std::string& name) {
   return host::load_plugin(std::string(LRA_PLUGIN_DIR) + "/lra_mixer_" + name + ".so", LRA_KIND_MIXER);
 }
-
-}  // namespace
 
 torch::Tensor weight(lra::Mixer& m, const std::string& name) {
   for (const auto& p : m.named_parameters())
@@ -22,8 +23,8 @@ torch::Tensor weight(lra::Mixer& m, const std::string& name) {
                            "' (reference parity needs lra::QKVO named 'proj')");
 }
 
-const lra::MixerPlugin& mixer_plugin(const std::string& name) { return loaded(name).mixer(); }
-uint32_t mixer_capabilities(const std::string& name) { return loaded(name).descriptor.capabilities; }
+const lra::MixerPlugin& mixer_plugin(const std::string& name) { return loaded_mixer(name).mixer(); }
+uint32_t mixer_capabilities(const std::string& name) { return loaded_mixer(name).descriptor.capabilities; }
 
 lra::MixerSpec small_spec(int64_t d_model, int64_t heads, int64_t max_len, bool causal) {
   lra::MixerSpec s;
@@ -40,12 +41,38 @@ std::shared_ptr<lra::Mixer> make_mixer(const std::string& name, const lra::Mixer
                                        const lra::Params& options, uint64_t seed) {
   std::map<std::string, std::string> given;
   for (const auto& [k, v] : options) given[k] = lra::to_string(v);
-  const lra::Params resolved = host::resolve_mixer_options(loaded(name), given);
+  const lra::Params resolved = host::resolve_mixer_options(loaded_mixer(name), given);
   torch::manual_seed(seed);
   std::shared_ptr<lra::Mixer> m;
   auto st = mixer_plugin(name).create(spec, resolved, &m);
   if (!st.ok()) throw lra::Error(st.kind, st.message);
   m->eval();  // no dropout in parity checks
+  return m;
+}
+
+std::vector<std::string> built_mixers() {
+  std::vector<std::string> names;
+  const std::regex file("lra_mixer_(.+)\\.so");
+  for (const auto& e : std::filesystem::directory_iterator(LRA_PLUGIN_DIR)) {
+    std::smatch m;
+    const std::string f = e.path().filename().string();
+    if (std::regex_match(f, m, file)) names.push_back(m[1]);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::shared_ptr<lra::Mixer> build_mixer(const std::string& name, const lra::MixerSpec& spec,
+                                        const lra::Params& options, uint64_t seed) {
+  if (name != "python") return make_mixer(name, spec, options, seed);
+  if (!options.empty()) throw std::invalid_argument("build_mixer: the example Python mixer takes no options");
+  const auto& p = host::load_plugin(
+      std::string(LRA_SOURCE_DIR) + "/sdk/examples/python/softmax_attention.py:SoftmaxAttention", LRA_KIND_MIXER);
+  torch::manual_seed(seed);
+  std::shared_ptr<lra::Mixer> m;
+  const auto st = p.mixer().create(spec, host::resolve_mixer_options(p, {}), &m);
+  if (!st.ok()) throw lra::Error(st.kind, st.message);
+  m->eval();
   return m;
 }
 

@@ -8,12 +8,15 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "lra/mixer.h"
+#include "plugins/loader.h"
 
 namespace lra::test {
 
 // Loads build/lib/lrahost/plugins/lra_mixer_<name>.so through the host loader.
+const host::LoadedPlugin& loaded_mixer(const std::string& name);
 const lra::MixerPlugin& mixer_plugin(const std::string& name);
 uint32_t mixer_capabilities(const std::string& name);
 
@@ -23,6 +26,18 @@ lra::MixerSpec small_spec(int64_t d_model = 32, int64_t heads = 4, int64_t max_l
 // (values typed like the declaration). Throws on any plugin error.
 std::shared_ptr<lra::Mixer> make_mixer(const std::string& name, const lra::MixerSpec& spec,
                                        const lra::Params& options = {}, uint64_t seed = 0);
+
+// The name of every lra_mixer_<name>.so the build produced, sorted: tests
+// across all mixers need no hand-kept list to miss one.
+std::vector<std::string> built_mixers();
+
+// make_mixer for a built-in plugin; for "python", the Python plugin running
+// the SDK's example softmax attention (--plugin FILE.py:CLASS with
+// sdk/examples/python/softmax_attention.py:SoftmaxAttention, whose dropout is
+// the host's lrahost.dropout): its default options (`options` must be empty),
+// the same seed and eval mode.
+std::shared_ptr<lra::Mixer> build_mixer(const std::string& name, const lra::MixerSpec& spec,
+                                        const lra::Params& options = {}, uint64_t seed = 0);
 
 torch::Tensor random_input(int64_t B, int64_t L, int64_t D, uint64_t seed = 1);
 // mask [B, L]: example b has lengths[b] real tokens followed by padding.

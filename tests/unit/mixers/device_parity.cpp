@@ -1,0 +1,267 @@
+// A device gives the CPU reference's numbers (the idea of ggml's
+// test-backend-ops: the CPU is the reference backend). For every built mixer
+// plugin (the Python plugin too, where built): the same weights and input on
+// the CPU and on the device, in evaluation mode with a padding mask; the
+// outputs at real positions, and the gradients of the input and of every
+// parameter, agree. And the host's training path (the LRA classifier,
+// train_and_evaluate: AdamW, clipping, evaluation) around `transformer` and
+// `linear_transformer`: three updates from the same weights on the same data
+// give the same losses and, in float32, the same parameters.
+//
+// The device is LRA_TEST_DEVICE: cpu (the default: CI's rehearsal, the same
+// code against itself, so it cannot rot between GPU loans) or cuda (the GPU
+// script: LRA_TEST_DEVICE=cuda build-cuda/bin/test_device_parity, or ctest -R
+// DeviceParity in build-cuda/). Asking for cuda where LibTorch sees none fails.
+// On CUDA each check runs in float32 (TF32 off) and in bfloat16 autocast, as
+// the host trains on CUDA (train/autocast.h); the CPU has no bfloat16 case.
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+#include <random>
+
+#include <ATen/Context.h>
+#include <spdlog/sinks/null_sink.h>
+#include <torch/cuda.h>
+
+#include "device/device.h"
+#include "mixer_harness.h"
+#include "model/backbone.h"
+#include "plugins/mixer_factory.h"
+#include "plugins/mixer_options.h"
+#include "train/autocast.h"
+#include "train/trainer.h"
+
+using namespace lra::test;
+namespace host = lra::host;
+
+namespace {
+
+// Tolerances, each relative to the reference's scale max(1, max |ref|).
+// float32: only the order of reductions differs (other kernels, other
+// blocking), ~1e-6 of the scale. Parameters after AdamW get more: each
+// update divides a gradient by its own RMS, so a small gradient's rounding
+// becomes up to lr x its relative error (1.1e-5 seen on an H200). bfloat16
+// autocast rounds every matrix product's inputs to 8 significant bits (~4e-3),
+// compounded over a few layers; its parameters are not compared.
+struct Precision {
+  const char* name;
+  bool bf16;
+  double values;      // a mixer's outputs and gradients
+  double losses;      // the classifier's losses over three updates
+  double parameters;  // and its parameters after them
+};
+constexpr Precision kFloat32{"float32", false, 1e-4, 1e-5, 1e-4};
+constexpr Precision kBf16{"bfloat16 autocast", true, 3e-2, 5e-2, 0};
+
+// Identical weights: the device's copy gets every parameter and buffer of the reference.
+::testing::AssertionResult copy_state(torch::nn::Module& from, torch::nn::Module& to) {
+  torch::NoGradGuard no_grad;
+  auto params = to.named_parameters(), buffers = to.named_buffers();
+  if (params.size() != from.named_parameters().size() || buffers.size() != from.named_buffers().size())
+    return ::testing::AssertionFailure() << "the two builds have different parameters or buffers";
+  for (const auto& p : from.named_parameters()) params[p.key()].copy_(p.value());
+  for (const auto& b : from.named_buffers()) buffers[b.key()].copy_(b.value());
+  return ::testing::AssertionSuccess();
+}
+
+// The device's values against the reference's, to `rel` of the reference's
+// scale; `worst` keeps the largest difference seen as a share of its tolerance.
+::testing::AssertionResult agree(const std::string& what, const torch::Tensor& device, const torch::Tensor& ref,
+                                 double rel, double& worst) {
+  const auto got = device.to(torch::kCPU, torch::kDouble), want = ref.to(torch::kDouble);
+  if (got.sizes() != want.sizes())
+    return ::testing::AssertionFailure() << what << ": shape " << got.sizes() << " against " << want.sizes();
+  const double scale = std::max(1.0, want.abs().max().item<double>());
+  const double diff = (got - want).abs().max().item<double>();
+  worst = std::max(worst, std::isnan(diff) ? INFINITY : diff / (rel * scale));
+  if (diff <= rel * scale) return ::testing::AssertionSuccess();  // NaN fails
+  return ::testing::AssertionFailure() << what << ": the device differs from the CPU by " << diff << " (tolerance "
+                                       << rel << " x scale " << scale << ")";
+}
+
+class DeviceParity : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* env = std::getenv("LRA_TEST_DEVICE");
+    const std::string want = env && *env ? env : "cpu";
+    ASSERT_TRUE(want == "cpu" || want == "cuda") << "LRA_TEST_DEVICE=" << want << ": expected cpu or cuda";
+    if (want == "cuda")
+      ASSERT_TRUE(torch::cuda::is_available())
+          << "LRA_TEST_DEVICE=cuda, but LibTorch sees no CUDA device (a CPU-only LibTorch, or no GPU or driver): "
+             "the device check did not run";
+    device_ = want == "cuda" ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
+    // float32 means float32: no TF32 in cuBLAS (LibTorch's default since 1.12) nor in cuDNN (on by default).
+    at::globalContext().setAllowTF32CuBLAS(false);
+    at::globalContext().setAllowTF32CuDNN(false);
+    RecordProperty("device", host::describe_device(device_));
+    std::cout << "[  device  ] " << host::describe_device(device_) << "\n";
+  }
+  std::vector<Precision> precisions() const {
+    if (device_.is_cuda()) return {kFloat32, kBf16};
+    std::cout << "[  device  ] no bfloat16 autocast case on the CPU (the host autocasts on CUDA only)\n";
+    return {kFloat32};
+  }
+  torch::Device device_{torch::kCPU};
+};
+
+// A mixer's output and its gradients for sum(output * probe).
+struct Pass {
+  torch::Tensor y, grad_x;
+  std::vector<std::pair<std::string, torch::Tensor>> grads;
+};
+
+Pass forward_backward(lra::Mixer& m, const torch::Tensor& x, const torch::Tensor& mask, const torch::Tensor& probe,
+                      const torch::Device& device, bool bf16) {
+  auto xd = x.detach().to(device).requires_grad_(true);  // a leaf of its own, on the CPU too
+  torch::Tensor y;
+  {
+    torch::manual_seed(7);  // whatever a forward draws, it draws alike on both sides (CUDA is seeded too)
+    host::CudaBf16Autocast autocast(bf16);
+    y = m.forward(xd, mask.to(device)).to(torch::kFloat);
+  }
+  (y * probe.to(device)).sum().backward();  // outside autocast, as the trainer does
+  Pass r{y.cpu(), xd.grad().cpu(), {}};
+  for (const auto& p : m.named_parameters())
+    if (p.value().grad().defined()) r.grads.emplace_back(p.key(), p.value().grad().cpu());
+  return r;
+}
+
+TEST_F(DeviceParity, EveryBuiltMixerGivesTheCpusOutputsAndGradients) {
+  const auto names = built_mixers();
+  ASSERT_GE(names.size(), 13u) << "plugins in " << LRA_PLUGIN_DIR;
+  const auto spec = small_spec(32, 4, 64);
+  const auto x = random_input(2, 64, 32, 3);
+  const auto mask = lengths_mask(64, {64, 41});
+  const auto real = mask.unsqueeze(-1).expand_as(x);
+  torch::manual_seed(4);
+  const auto probe = torch::randn(x.sizes()) * real;  // the loss reads real positions only, as the host's does
+  for (const Precision& p : precisions()) {
+    for (const auto& name : names) {
+      SCOPED_TRACE(name + ", " + p.name);
+      // Reformer hashes a token to a bucket by an argmax over its rotated
+      // query: bfloat16 rounding moves near-ties to another bucket, which
+      // changes whom they attend to. Under autocast its check is narrowed to
+      // everything but the bucket masking: one chunk (64 tokens) attending
+      // across buckets, where the hashing decides nothing.
+      lra::Params options;
+      if (p.bf16 && name == "reformer") options = {{"attend_across_buckets", true}};
+      auto ref = build_mixer(name, spec, options, /*seed=*/1), dev = build_mixer(name, spec, options, 1);
+      ASSERT_TRUE(copy_state(*ref, *dev));
+      dev->to(device_);
+      const Pass a = forward_backward(*ref, x, mask, probe, torch::kCPU, false);
+      const Pass b = forward_backward(*dev, x, mask, probe, device_, p.bf16);
+      double worst = 0;
+      EXPECT_TRUE(agree("output at real positions", b.y.masked_select(real), a.y.masked_select(real), p.values, worst));
+      EXPECT_TRUE(agree("gradient of the input", b.grad_x, a.grad_x, p.values, worst));
+      ASSERT_EQ(a.grads.size(), b.grads.size()) << "the device's and the CPU's passes reached different parameters";
+      ASSERT_FALSE(a.grads.empty()) << "no parameter got a gradient";
+      for (size_t i = 0; i < a.grads.size(); ++i) {
+        ASSERT_EQ(a.grads[i].first, b.grads[i].first);
+        EXPECT_TRUE(agree("gradient of " + a.grads[i].first, b.grads[i].second, a.grads[i].second, p.values, worst));
+      }
+      std::cout << "[  parity  ] " << name << " (" << p.name << "): output and " << a.grads.size() + 1
+                << " gradients, largest difference " << worst << " of the tolerance\n";
+    }
+  }
+}
+
+// A tiny classification task: random ids of random lengths (padding masks), random labels.
+lra::Dataset tiny_dataset() {
+  lra::Dataset d;
+  d.info.vocab_size = 20;
+  d.info.num_classes = 4;
+  d.info.natural_len = 32;
+  std::mt19937_64 rng(11);
+  auto fill = [&](lra::Split& s, int n) {
+    for (int i = 0; i < n; ++i) {
+      const int64_t length = 8 + static_cast<int64_t>(rng() % 25);  // 8..32 of max_len 32
+      for (int64_t t = 0; t < length; ++t) s.tokens.push_back(1 + static_cast<int32_t>(rng() % 19));
+      s.offsets.push_back(static_cast<int64_t>(s.tokens.size()));
+      s.labels.push_back(static_cast<int32_t>(rng() % 4));
+    }
+  };
+  fill(d.train, 8);  // one batch: every update sees it, reshuffled
+  fill(d.val, 6);
+  fill(d.test, 6);
+  return d;
+}
+
+host::Classifier classifier(const std::string& plugin) {
+  host::ModelConfig m;
+  m.layers = 2;
+  m.d_model = 32;
+  m.heads = 4;
+  m.qkv_dim = 32;
+  m.ffn_dim = 64;
+  m.dropout = m.attention_dropout = 0.0;
+  m.pooling = "cls";
+  m.positions = "sinusoidal";
+  m.max_len = 32;
+  const auto& p = loaded_mixer(plugin);
+  torch::manual_seed(0);
+  return host::Classifier(host::BackboneSpec{m, 20, 4, /*seed=*/0},
+                          host::plugin_mixer_factory(p, host::resolve_mixer_options(p, {})));
+}
+
+// Three updates of the host's trainer with the smoke presets' optimizer, a
+// constant rate and clipping, validation after each update.
+host::TrainResult train(host::Classifier& model, const lra::Dataset& data, const torch::Device& device, bool bf16) {
+  host::TrainerOptions o;
+  auto& t = o.train;
+  t.steps = 3;
+  t.batch_size = 8;
+  t.lr = 3e-3;
+  t.schedule = "constant";
+  t.weight_decay = 0.1;
+  t.beta1 = 0.9;
+  t.beta2 = 0.98;
+  t.eps = 1e-9;
+  t.grad_clip = 1.0;
+  t.eval_every = 1;
+  t.eval_batch_size = 6;
+  o.device = device;
+  o.max_len = 32;
+  o.bf16 = bf16;
+  spdlog::logger log("parity", std::make_shared<spdlog::sinks::null_sink_mt>());
+  return host::train_and_evaluate(model, data, o, log);
+}
+
+TEST_F(DeviceParity, TheHostsTrainingStepsGiveTheCpusLossesAndParameters) {
+  const lra::Dataset data = tiny_dataset();
+  for (const Precision& p : precisions()) {
+    for (const std::string name : {"transformer", "linear_transformer"}) {
+      SCOPED_TRACE(name + ", " + p.name);
+      auto ref = classifier(name), dev = classifier(name);
+      ASSERT_TRUE(copy_state(*ref, *dev));
+      std::vector<torch::Tensor> initial;
+      for (const auto& q : ref->parameters()) initial.push_back(q.detach().clone());
+      const auto a = train(ref, data, torch::kCPU, false), b = train(dev, data, device_, p.bf16);
+      ASSERT_EQ(a.history.size(), 3u);
+      ASSERT_EQ(b.history.size(), 3u);
+      double worst = 0;
+      auto loss = [&](const std::string& what, double got, double want) {
+        EXPECT_TRUE(agree(what, torch::tensor(got), torch::tensor(want), p.losses, worst));
+      };
+      for (size_t i = 0; i < 3; ++i) {
+        loss("training loss of update " + std::to_string(i + 1), b.history[i].at("train_loss"), a.history[i].at("train_loss"));
+        loss("validation loss after update " + std::to_string(i + 1), b.history[i].at("val_loss"), a.history[i].at("val_loss"));
+      }
+      loss("test loss", b.test.loss, a.test.loss);
+      // Not vacuous: the updates moved the weights far more than the tolerance.
+      double moved = 0;
+      for (size_t i = 0; i < initial.size(); ++i)
+        moved = std::max(moved, (ref->parameters()[i] - initial[i]).abs().max().item<double>());
+      EXPECT_GT(moved, 1e-3);
+      if (!p.bf16) {  // bfloat16: the losses only, loosely (its rounding is meant to differ from float32)
+        auto trained = ref->named_parameters();
+        for (const auto& q : dev->named_parameters())
+          EXPECT_TRUE(agree("parameter " + q.key(), q.value(), trained[q.key()], p.parameters, worst));
+      }
+      std::cout << "[  parity  ] host training, " << name << " (" << p.name << "): training loss "
+                << a.history[0].at("train_loss").get<double>() << " -> " << a.history[2].at("train_loss").get<double>()
+                << ", largest difference " << worst << " of the tolerance\n";
+    }
+  }
+}
+
+}  // namespace
