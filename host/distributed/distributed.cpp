@@ -7,7 +7,12 @@
 #include <set>
 #include <thread>
 
+// A pip torch wheel ships c10d's Gloo header without Gloo's own headers:
+// there the CPU process group is unavailable (CUDA uses NCCL).
+#if __has_include(<gloo/algorithm.h>)
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#define LRA_HAVE_GLOO 1
+#endif
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #ifdef USE_C10D_NCCL
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
@@ -193,6 +198,11 @@ Distributed::Distributed(const RankInfo& info, const c10::Device& device)
     throw Error(ErrorKind::usage, "distributed training on CUDA needs a LibTorch built with NCCL");
 #endif
   } else {
+#ifndef LRA_HAVE_GLOO
+    throw Error(ErrorKind::usage, "distributed training on the CPU needs a LibTorch with Gloo's headers (this one "
+                                  "lacks gloo/algorithm.h); run the ranks on CUDA (NCCL) or build with Debian's "
+                                  "libtorch-dev");
+#else
     backend_ = "gloo";
     auto opts = c10d::ProcessGroupGloo::Options::create();
     const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
@@ -202,6 +212,7 @@ Distributed::Distributed(const RankInfo& info, const c10::Device& device)
                                 : c10d::ProcessGroupGloo::createDefaultDevice());
     opts->threads = 2;
     pg_->pg = c10::make_intrusive<c10d::ProcessGroupGloo>(store, info.rank, info.world_size, opts);
+#endif
   }
 }
 
