@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <set>
 #include <thread>
+#include <torch/version.h>
 
 // A pip torch wheel ships c10d's Gloo header without Gloo's own headers:
 // there the CPU process group is unavailable (CUDA uses NCCL).
@@ -24,9 +25,16 @@ extern char** environ;
 
 namespace lra::host {
 
+// LibTorch 2.x splits the process group from its backends (Gloo, NCCL derive
+// from c10d::Backend); 1.13's backends are process groups themselves.
+#if TORCH_VERSION_MAJOR >= 2
+using ProcessGroupBase = c10d::Backend;
+#else
+using ProcessGroupBase = c10d::ProcessGroup;
+#endif
 class ProcessGroupHandle {
  public:
-  c10::intrusive_ptr<c10d::ProcessGroup> pg;
+  c10::intrusive_ptr<ProcessGroupBase> pg;
   c10::intrusive_ptr<c10d::Store> store;  // the rendezvous store, for small exchanges
 };
 
