@@ -24,6 +24,7 @@ void cuda_synchronize(int index);
 void cuda_reset_peak(int index);
 int64_t cuda_peak_allocated(int index);
 void cuda_release_cache();
+void cuda_configure_kernels();
 #endif
 
 namespace {
@@ -115,13 +116,14 @@ std::optional<double> peak_flops(const c10::Device& d, bool bf16) {
 
 c10::Device pick_device(const std::string& want) {
   if (want == "cpu") return c10::kCPU;
-  if (want == "cuda") {
-    if (!torch::cuda::is_available())
-      throw Error(ErrorKind::usage, "--device cuda: this lrahost was built against a LibTorch without CUDA or no GPU is "
-                                    "visible; use --device cpu or auto");
-    return c10::kCUDA;
-  }
-  return torch::cuda::is_available() ? c10::Device(c10::kCUDA) : c10::Device(c10::kCPU);
+  if (want == "cuda" && !torch::cuda::is_available())
+    throw Error(ErrorKind::usage, "--device cuda: this lrahost was built against a LibTorch without CUDA or no GPU is "
+                                  "visible; use --device cpu or auto");
+  if (!torch::cuda::is_available()) return c10::kCPU;
+#ifdef LRA_WITH_CUDA
+  cuda_configure_kernels();  // which fused kernels the host trusts (device_cuda.cpp)
+#endif
+  return c10::kCUDA;
 }
 
 int effective_threads(int requested) {

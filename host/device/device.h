@@ -13,6 +13,7 @@
 namespace lra::host {
 
 // "cpu", "cuda" (usage error when unavailable) or "auto" (CUDA when available).
+// Choosing CUDA also sets which fused kernels run there (device_cuda.cpp).
 c10::Device pick_device(const std::string& want);
 
 // CPU threads to use: `requested`, or every online core when it is 0.

@@ -174,7 +174,7 @@ RankInfo rank_info_from_environment() {
 }
 
 Distributed::Distributed(const RankInfo& info, const c10::Device& device)
-    : info_(info), pg_(std::make_unique<ProcessGroupHandle>()) {
+    : info_(info), device_(device), pg_(std::make_unique<ProcessGroupHandle>()) {
   c10d::TCPStoreOptions so;
   so.port = static_cast<std::uint16_t>(info.master_port);
   so.isServer = info.rank == 0 && !info.agent_store;
@@ -242,7 +242,7 @@ void Distributed::all_reduce_sum(const std::vector<at::Tensor>& tensors, int64_t
       std::vector<at::Tensor> v;
       for (const auto& t : bucket) v.push_back(t.reshape({-1}));
       return v;
-    }())};
+    }()).to(device_)};
     pg_->pg->allreduce(flat)->wait();
     int64_t offset = 0;
     for (auto& t : bucket) {

@@ -50,7 +50,8 @@ class Distributed {
   int world_size() const { return info_.world_size; }
   const std::string& backend() const { return backend_; }
   // Sums the tensors across ranks in place, in buckets of about bucket_bytes
-  // (one flattened all-reduce per bucket of same-dtype tensors).
+  // (one flattened all-reduce per bucket of same-dtype tensors). Tensors on
+  // another device than the group's (a CPU tally under NCCL) travel through it.
   void all_reduce_sum(const std::vector<at::Tensor>& tensors, int64_t bucket_bytes = 25 << 20);
   // Blocks until every rank has arrived.
   void barrier();
@@ -60,6 +61,7 @@ class Distributed {
 
  private:
   RankInfo info_;
+  c10::Device device_;  // where the group's collectives run (NCCL: this rank's GPU)
   std::string backend_;
   std::unique_ptr<ProcessGroupHandle> pg_;
 };

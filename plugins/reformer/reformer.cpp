@@ -71,7 +71,7 @@ class LshAttention final : public lra::Mixer {
     const Geometry g = geometry(x.size(1));
     auto qk = pad_length(lra::ops::split_heads(proj_->q(x), heads_), g.padded);  // [B, H, Lp, dh]
     auto v = pad_length(lra::ops::split_heads(proj_->v(x), heads_), g.padded);
-    const auto valid = padded_mask(mask, x.size(0), g);                        // [B, Lp]
+    const auto valid = padded_mask(mask, x.size(0), g, x.device());                       // [B, Lp]
 
     const auto buckets = hash(qk, valid, g);  // [B, H, R, Lp], by original position
     const auto order = std::get<1>((buckets * g.padded + positions(g, buckets)).sort(-1));
@@ -122,8 +122,9 @@ class LshAttention final : public lra::Mixer {
   }
 
   // True = real token; the internal padding up to a whole number of chunks is false.
-  static at::Tensor padded_mask(const at::Tensor& mask, int64_t B, const Geometry& g) {
-    auto opts = at::TensorOptions().dtype(at::kBool).device(mask.defined() ? mask.device() : at::kCPU);
+  // On x's device: without a mask (a causal pass) the all-real mask is made there.
+  static at::Tensor padded_mask(const at::Tensor& mask, int64_t B, const Geometry& g, const at::Device& device) {
+    auto opts = at::TensorOptions().dtype(at::kBool).device(device);
     auto real = mask.defined() ? mask.to(at::kBool) : at::ones({B, g.length}, opts);
     return at::cat({real, at::zeros({B, g.padded - g.length}, opts)}, 1);
   }
