@@ -13,7 +13,7 @@ fail() { echo "FAIL: $*"; echo "--- summary"; cat "$tmp/out/summary.md" 2>/dev/n
 
 run() {
   LRA_GPU_CHECK_PORT=$((20000 + $$ % 20000)) "$repo/scripts/gpu-check" --rehearse --build "$build" \
-    --out "$tmp/out" --data-dir "$tmp/data" >"$tmp/$1.txt" 2>&1
+    --out "$tmp/out" --data-dir "$tmp/data" --pack "$tmp/$1.tgz" >"$tmp/$1.txt" 2>&1
   echo $? >"$tmp/$1.rc"
   cat "$tmp/$1.txt"
 }
@@ -37,6 +37,10 @@ row peers | grep -q "lrahost [0-9.]* steps/s" || fail "peers: $(row peers)"
 row peers | grep -q "pytorch eager [0-9.]* steps/s" || fail "peers: $(row peers)"
 row listops | grep -q "stopped with a checkpoint: at update 50 of" || fail "listops: $(row listops)"
 [[ -d "$tmp/out/listops/checkpoints/step-50" && ! -e "$tmp/out/listops/result.json" ]] || fail "listops checkpoint"
+
+# --pack: one small file, without the checkpoint.
+tar tzf "$tmp/first.tgz" | grep -q "summary.md" || fail "--pack holds no summary.md"
+! tar tzf "$tmp/first.tgz" | grep -q "checkpoints" || fail "--pack holds the checkpoint"
 
 # A later call resumes the run instead of starting over.
 run second
