@@ -1,6 +1,7 @@
 #include "results/closed_checks.h"
 
 #include "common/json_input.h"
+#include "lra/task.h"
 #include "results/field_checker.h"
 
 namespace lra::host {
@@ -95,8 +96,21 @@ bool check_closed_against_protocol(const json& result, const OfficialManifest& o
     }
   }
 
-  // 3. The data themselves, where the host can know them.
-  if (!official.data_fingerprint.empty()) {
+  // 3. The data themselves, where the host can know them: data an lrahost
+  //    generator wrote. LRA's own release files (task.lra_release_files) are
+  //    checked on their counts, as downloaded data are; results from before
+  //    the field keep the fingerprint check.
+  const json* release_files = json_at(result, {"task", "lra_release_files"});
+  if (release_files && !release_files->is_boolean())
+    reasons->push_back("task.lra_release_files must be true or false, found " + show(*release_files));
+  const bool lra_release = release_files && release_files->is_boolean() && release_files->get<bool>();
+  if (lra_release) {  // the two fields a run writes together must agree
+    const json* src = json_at(result, {"task", "data_source"});
+    if (!src || !src->is_string() || src->get<std::string>().rfind(lra::kLraReleaseSource, 0) != 0)
+      reasons->push_back("task.lra_release_files is true but task.data_source " +
+                         (src ? show(*src) + " does not name LRA's release files" : std::string("is missing")));
+  }
+  if (!official.data_fingerprint.empty() && !lra_release) {
     const json* fp = json_at(result, {"task", "data_fingerprint"});
     if (!fp || !fp->is_string() || fp->get<std::string>() != official.data_fingerprint)
       reasons->push_back("division is \"closed\" but task.data_fingerprint is " + (fp ? fp->dump() : std::string("missing")) +

@@ -49,6 +49,7 @@ nlohmann::json task_json(const RunResultFacts::Task& t) {
           {"preset", or_null(t.preset)},
           {"data_fingerprint", t.data_fingerprint},
           {"data_source", t.data_source},
+          {"lra_release_files", t.lra_release_files},
           {"data_params", t.data_params},
           {"examples", {{"train", t.train}, {"val", t.val}, {"test", t.test}}}};
 }

@@ -32,6 +32,7 @@ struct RunResultFacts {
     std::string data_fingerprint, data_source;
     nlohmann::json data_params;
     size_t train = 0, val = 0, test = 0;  // examples per split
+    bool lra_release_files = false;       // the data are LRA's own release files (counts decide closed)
   } task;
   ParamBudget budget;
   int64_t seed = 0;

@@ -29,8 +29,15 @@ RunChoices run_choices(const std::string& task, const std::string& manifest_labe
 
 // Why the loaded data are not the official data of `release` (split sizes,
 // and for generated tasks the carried fingerprint), or std::nullopt when they
-// are. A run on other data is open, decided before training starts.
+// are. LRA's own release files (lra_release_files) are the data Table 1 was
+// measured on: their split sizes decide, as for downloaded data. A run on
+// other data is open, decided before training starts.
 std::optional<std::string> data_differs_from_official(const ReleasedManifest& release, int64_t train, int64_t val,
-                                                      int64_t test, const std::string& fingerprint);
+                                                      int64_t test, const std::string& fingerprint,
+                                                      bool lra_release_files = false);
+
+// Whether a task's Dataset::source says its data are LRA's own release files
+// (lra::kLraReleaseSource, sdk/include/lra/task.h).
+bool is_lra_release_source(const std::string& source);
 
 }  // namespace lra::host

@@ -100,7 +100,8 @@ LoadedData load_run_data(const RunArgs& a, RunPlan& p, int threads, spdlog::logg
   log.info("data: {} train / {} val / {} test from {}", d.train.size(), d.val.size(), d.test.size(), d.source);
   log.info("data fingerprint: {}", data.fingerprint);
   if (p.release && p.division.name == "closed")
-    if (auto why = data_differs_from_official(*p.release, d.train.size(), d.val.size(), d.test.size(), data.fingerprint))
+    if (auto why = data_differs_from_official(*p.release, d.train.size(), d.val.size(), d.test.size(), data.fingerprint,
+                                              is_lra_release_source(d.source)))
       p.division.open_because(*why);
   return data;
 }
@@ -286,7 +287,7 @@ RunResultFacts run_record(const RunFacts& f) {
   r.task = {f.args.task, p.task->descriptor.version, p.manifest.source, p.choices.manifest_sha256,
             p.release ? std::optional<std::string>(p.release->version) : std::nullopt,
             f.args.manifest ? std::nullopt : std::optional<std::string>(f.args.preset), f.data.fingerprint, d.source,
-            params_json(f.data.params), d.train.size(), d.val.size(), d.test.size()};
+            params_json(f.data.params), d.train.size(), d.val.size(), d.test.size(), is_lra_release_source(d.source)};
   r.budget = f.built.budget;
   r.seed = p.manifest.train.seed;
   r.ranks = {p.ranks.world_size, f.dist ? f.dist->backend() : "none", p.ranks.source};

@@ -135,7 +135,7 @@ class ListOpsTask final : public TaskPlugin {
         for (const fs::path& dir : {root, root / "listops-1000", root / "lra_release" / "listops-1000",
                                     root / "lra_release" / "lra_release" / "listops-1000"}) {
           if (!any_file(dir)) continue;
-          out->source = "LRA release files at " + dir.string() + " (the seed does not apply)";
+          out->source = std::string(lra::kLraReleaseSource) + " at " + dir.string() + " (the seed does not apply)";
           read_folder(dir, request.enforce_sizes ? &c.sizes : nullptr,
                       "replace them with the files of lra_release/listops-1000", out);
           return;

@@ -155,7 +155,8 @@ class PathfinderPlugin : public TaskPlugin {
       if (!present.empty()) {
         const std::string& dir = present.front();
         const std::string mark = generator_mark(dir);
-        std::string src = (mark.empty() ? "LRA release " : "release layout ") + res_dir + "/" + difficulty + " at " + dir;
+        std::string src = (mark.empty() ? std::string(lra::kLraReleaseSource) + " " : std::string("release layout ")) +
+                          res_dir + "/" + difficulty + " at " + dir;
         if (present.size() > 1) {
           src += resolution_ == 128 ? " (the inner lra_release/lra_release copy, which third-party preprocessing "
                                       "uses; the other copy at "

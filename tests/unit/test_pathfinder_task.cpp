@@ -315,7 +315,7 @@ TEST_F(PathfinderData, ReleaseLayoutIsFoundAndPartialDataSaid) {
   EXPECT_EQ(d.info.natural_len, 1024);
   EXPECT_FALSE(d.info.paired);
   EXPECT_EQ(d.train.size() + d.val.size() + d.test.size(), 19u);
-  EXPECT_NE(d.source.find("LRA release pathfinder32/curv_contour_length_14 at " + ds.string()), std::string::npos)
+  EXPECT_EQ(d.source.rfind(std::string(lra::kLraReleaseSource) + " pathfinder32/curv_contour_length_14 at " + ds.string(), 0), 0u)
       << d.source;
   EXPECT_NE(d.source.find("NOT the full dataset: 20 of 200,000 images"), std::string::npos) << d.source;
   EXPECT_NE(d.source.find("skipped 1 empty image file (first: " + (ds / "imgs/0/sample_4.png").string() + ")"),

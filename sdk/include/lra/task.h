@@ -41,6 +41,12 @@ struct Dataset {
   std::string source;  // human-readable: which files, generated or release
 };
 
+// Dataset::source of data read from LRA's own release files begins with
+// this. The host then checks a closed run on the official split sizes alone,
+// as it does for downloaded data (it cannot know those files' bytes); data an
+// lrahost generator wrote keep the fingerprint check (docs/rules.md).
+inline constexpr char kLraReleaseSource[] = "LRA release files";
+
 struct DataRequest {
   std::string data_root;       // --data-dir, $LRA_DATA_DIR or the user cache
   Params params;               // the manifest's [data] section, defaults filled in
