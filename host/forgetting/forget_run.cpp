@@ -179,6 +179,7 @@ struct PluginLM {
   CausalLM model{nullptr};
   int64_t reference_params = 0, total_params = 0;
   ParamBudget budget;
+  std::vector<OptimizerGroup> groups;  // AdamW's, from the mixers' hints (train/optimizer_groups.h)
 };
 
 PluginLM build_plugin_lm(const ForgetArgs& a, const PluginForget& p, spdlog::logger& log) {
@@ -198,6 +199,12 @@ PluginLM build_plugin_lm(const ForgetArgs& a, const PluginForget& p, spdlog::log
   log.info("model: {} parameters ({} in the mixers); reference {}; budget {}", with_commas(lm.total_params),
            with_commas(lm.model->mixer_parameters()), with_commas(lm.reference_params), with_commas(lm.budget.budget));
   enforce_param_budget(lm.budget, lm.total_params, mixer.descriptor.name);
+  std::vector<std::shared_ptr<lra::Mixer>> mixers;
+  for (const auto& block : lm.model->blocks()) mixers.push_back(block->mixer);
+  lm.groups = optimizer_groups(*lm.model, mixers, mixer.descriptor.abi_minor, mixer.descriptor.name, manifest.train);
+  for (size_t g = 1; g < lm.groups.size(); ++g)
+    log.info("optimizer hints: {} parameter tensor(s), {} numbers: {}", lm.groups[g].names.size(), with_commas(lm.groups[g].elements),
+             lm.groups[g].rule);
   log.info("{}", enforce_conformance(mixer.descriptor.name,
                                      check_conformance(mixer.descriptor.capabilities, make_mixer, mixer_specs,
                                                        {1, static_cast<uint64_t>(manifest.train.seed), true,
@@ -250,6 +257,7 @@ nlohmann::json plugin_model_json(const PluginForget& p, const PluginLM& lm, cons
           {"manifest_release", p.release ? nlohmann::json(p.release->version) : nlohmann::json(nullptr)},
           {"overrides", p.overrides},
           {"config", to_json(p.manifest)},
+          {"optimizer", optimizer_record(lm.groups, p.manifest.train.weight_decay)},
           {"training", {{"final_train_loss", tr.final_train_loss},
                         {"test_loss", tr.test_loss},
                         {"test_bits_per_byte", tr.test_loss / std::log(2.0)},
@@ -320,6 +328,7 @@ ForgetOutcome forget_plugin(const ForgetArgs& a, const PluginForget& p, spdlog::
   topts.seq_len = p.manifest.model.max_len;
   topts.device = device;
   topts.bf16 = bf16;
+  topts.groups = lm.groups;
   topts.live_progress = isatty(STDERR_FILENO);
   LiveCausalCheck train_check(
       spot_check_options(p, "during training", kTrainingSpotCheckProbability, streams.train, bf16));

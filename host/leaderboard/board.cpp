@@ -248,6 +248,7 @@ Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const s
   };
   std::map<std::string, ResultChecks> checks;  // result file -> how far it was checked
   std::map<std::pair<std::string, std::string>, std::vector<std::string>> extra_seeds;  // (plugin, sha256) -> notes
+  std::map<std::string, std::string> hint_notes;  // result file -> its mixer's optimizer hints, in words
   // Closed results of one task and manifest should all have trained on the
   // same data; downloaded data cannot be checked by verify, so disagreement
   // is flagged here: result file -> (task + manifest, fingerprint).
@@ -281,6 +282,18 @@ Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const s
       const std::string key = string_at(result, "task", "name") + " " + string_at(result, "task", "manifest_sha256");
       data_used[file.string()] = {key, fp ? (fp->is_string() ? fp->get<std::string>() : fp->dump()) : ""};
       ++fingerprint_counts[key][data_used[file.string()].second];
+    }
+    // A mixer's optimizer hints (SDK 1.2) are allowed in both divisions and said next to the score.
+    if (const json* groups = json_at(result, {"optimizer", "groups"}); groups && groups->is_array() && groups->size() > 1) {
+      std::string words;
+      for (size_t i = 1; i < groups->size(); ++i) {
+        const json& g = (*groups)[i];
+        const json* names = g.is_object() ? json_at(g, {"names"}) : nullptr;
+        const json* rule = g.is_object() ? json_at(g, {"rule"}) : nullptr;
+        words += (i > 1 ? "; " : "") + std::to_string(names && names->is_array() ? names->size() : 0) +
+                 " tensor(s): " + (rule && rule->is_string() ? rule->get<std::string>() : std::string("?"));
+      }
+      hint_notes[file.string()] = string_at(result, "task", "name") + ": optimizer hints (" + words + ")";
     }
     result["division"] = report.division;  // what verify established, not what the file claims
     if (report.release) {
@@ -360,6 +373,10 @@ Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const s
             std::find(entry.notes.begin(), entry.notes.end(), it->second) == entry.notes.end())
           entry.notes.push_back(it->second);
     }
+    for (const auto& src : entry.sources)
+      if (auto it = hint_notes.find(src);
+          it != hint_notes.end() && std::find(entry.notes.begin(), entry.notes.end(), it->second) == entry.notes.end())
+        entry.notes.push_back(it->second);
     bound_entry(entry);
     (entry.division == "closed" ? board.closed : board.open).push_back(entry);
   }

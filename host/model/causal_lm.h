@@ -75,6 +75,7 @@ class CausalLMImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& ids);
   const CausalLMSpec& spec() const { return spec_; }
   int64_t mixer_parameters() const;
+  const std::vector<LlamaBlock>& blocks() const { return blocks_; }
 
  private:
   CausalLMSpec spec_;

@@ -82,7 +82,7 @@ nlohmann::json timing_json(const RunResultFacts::Timing& t) {
 }  // namespace
 
 nlohmann::json run_result_json(const RunResultFacts& r) {
-  return {
+  nlohmann::json j = {
       {"schema", kResultSchema},
       {"division", r.division.name},
       {"division_reasons", r.division.reasons},
@@ -106,6 +106,8 @@ nlohmann::json run_result_json(const RunResultFacts& r) {
       {"started_at", r.started_at},
       {"finished_at", r.finished_at},
   };
+  if (!r.optimizer.is_null()) j["optimizer"] = r.optimizer;
+  return j;
 }
 
 }  // namespace lra::host

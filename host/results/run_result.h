@@ -42,6 +42,7 @@ struct RunResultFacts {
   } ranks;
   std::vector<std::string> overrides;
   nlohmann::json config;  // the resolved manifest (to_json)
+  nlohmann::json optimizer;  // {"groups": [...]} (train/optimizer_groups.h); null: not recorded
   std::string model_sha256;
   struct Metrics {
     double test_accuracy = 0, test_loss = 0, best_val_accuracy = 0, final_train_loss = 0, final_train_accuracy = 0,

@@ -65,6 +65,7 @@ VerifyReport verify_result_json(const json& result, const OfficialLookup& offici
   report.signed_by = check_result_signature(c, result);
   check_model_field(c);
   check_param_budget(c, fields);
+  check_optimizer_groups(c, result, fields);
   const bool closed = check_division(c, result, fields, official, report.release);
   report.division = closed ? "closed" : "open";
   const bool claimed_valid = check_host_verdict(c, fields);

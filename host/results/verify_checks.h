@@ -53,6 +53,10 @@ void check_python_source_files(const nlohmann::json& result, VerifyReport& repor
 // budget_check.cpp — rules.param_budget and plugin.params.total agree with the rules.
 void check_param_budget(Checker& c, const ResultFields& f);
 
+// optimizer_check.cpp — optimizer.groups (when recorded) only lower weight
+// decay and learning rates, and cover every parameter once.
+void check_optimizer_groups(Checker& c, const nlohmann::json& result, const ResultFields& f);
+
 // division_check.cpp — the division recomputed: true only when a "closed"
 // claim holds; then `release` is the official release it names by hash,
 // otherwise it is reset.

@@ -110,6 +110,7 @@ struct BuiltModel {
   Classifier model{nullptr};
   ParamBudget budget;
   int64_t total_params = 0;
+  std::vector<OptimizerGroup> groups;  // AdamW's, from the mixers' hints
 };
 
 // The reference Transformer sets the budget; the plugin's model is checked
@@ -130,6 +131,12 @@ BuiltModel build_model(const RunPlan& p, const lra::TaskInfo& info, const std::s
   log.info("model: {} parameters ({} in the mixers); reference Transformer {}; budget {}", with_commas(b.total_params),
            with_commas(b.model->mixer_parameters()), with_commas(reference_params), with_commas(b.budget.budget));
   enforce_param_budget(b.budget, b.total_params, name);
+  std::vector<std::shared_ptr<lra::Mixer>> mixers;
+  for (const auto& block : b.model->blocks()) mixers.push_back(block->mixer);
+  b.groups = optimizer_groups(*b.model, mixers, p.mixer->descriptor.abi_minor, name, m.train);
+  for (size_t g = 1; g < b.groups.size(); ++g)
+    log.info("optimizer hints: {} parameter tensor(s), {} numbers: {}", b.groups[g].names.size(), with_commas(b.groups[g].elements),
+             b.groups[g].rule);
   // The plugin keeps the promises its descriptor makes, at this task's shape (plugins/conformance.h).
   log.info("{}", enforce_conformance(name, check_conformance(p.mixer->descriptor.capabilities, make_mixer, mixer_specs,
                                                               {2, static_cast<uint64_t>(m.train.seed), false, 10000.0,
@@ -293,6 +300,7 @@ RunResultFacts run_record(const RunFacts& f) {
   r.ranks = {p.ranks.world_size, f.dist ? f.dist->backend() : "none", p.ranks.source};
   r.overrides = p.choices.overrides;
   r.config = to_json(p.manifest);
+  r.optimizer = optimizer_record(f.built.groups, p.manifest.train.weight_decay);
   r.model_sha256 = f.model_sha256;
   const auto& t = f.trained;
   r.metrics = {t.test.accuracy, t.test.loss, t.best_val_accuracy, t.final_train_loss, t.final_train_accuracy,
@@ -347,6 +355,7 @@ std::optional<RunSummary> train_run(const RunArgs& a, spdlog::logger& log) {
   topts.micro_batch = a.micro_batch;
   topts.bf16 = device.is_cuda() && !a.fp32 && m.train.precision != "float32";
   Classifier model = built.model;
+  topts.groups = built.groups;
   // --stop-after counts the process's wall time (data and model included), as a job's time limit does.
   if (a.stop_after > 0)
     topts.stop_after_seconds =

@@ -133,7 +133,26 @@ TrainingLoopResult run_training_loop(torch::nn::Module& model, TrainingObjective
   const auto& t = o.train;
   model.to(o.device);
   model.train();
-  torch::optim::AdamW opt(model.parameters(), adamw_options(t));
+  // One AdamW group per optimizer-hint group (train/optimizer_groups.h); each
+  // follows the schedule times its factor.
+  std::vector<double> lr_factor;
+  std::vector<torch::optim::OptimizerParamGroup> param_groups;
+  if (o.groups.empty()) {
+    param_groups.emplace_back(model.parameters());
+    lr_factor.push_back(1.0);
+  } else {
+    const auto named = model.named_parameters(/*recurse=*/true);
+    for (const auto& g : o.groups) {
+      if (g.names.empty()) continue;
+      std::vector<at::Tensor> params;
+      for (const auto& name : g.names) params.push_back(named[name]);
+      auto options = adamw_options(t);
+      if (g.no_weight_decay) options.weight_decay(0.0);
+      param_groups.emplace_back(std::move(params), std::make_unique<torch::optim::AdamWOptions>(options));
+      lr_factor.push_back(g.lr_factor);
+    }
+  }
+  torch::optim::AdamW opt(std::move(param_groups), adamw_options(t));
   const LrSchedule schedule(t);
   const auto dev_double = torch::TensorOptions().dtype(torch::kDouble).device(o.device);
   LoopState s{{torch::zeros({}, dev_double), torch::zeros({}, dev_double), 0}, {}};
@@ -160,7 +179,8 @@ TrainingLoopResult run_training_loop(torch::nn::Module& model, TrainingObjective
     plugin_calls::set_phase("training", step + 1);  // named by plugin faults (common/plugin_calls.h)
     // s = updates done before this one, so the very first update uses lr(0).
     const double lr = schedule(step);
-    for (auto& g : opt.param_groups()) static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
+    for (size_t i = 0; i < opt.param_groups().size(); ++i)
+      static_cast<torch::optim::AdamWOptions&>(opt.param_groups()[i].options()).lr(lr * lr_factor[i]);
     opt.zero_grad();
     objective.accumulate_gradients(s.window);
     if (o.dist) {

@@ -21,6 +21,7 @@
 
 #include "distributed/distributed.h"
 #include "manifest/manifest.h"
+#include "train/optimizer_groups.h"
 
 namespace lra::host {
 
@@ -80,6 +81,9 @@ struct TrainingLoopOptions {
   // at the next report step with a checkpoint (every rank agrees on the step),
   // so a time-limited job (a Slurm slot, a lent GPU) continues with --resume.
   double stop_after_seconds = 0;
+  // AdamW's parameter groups (train/optimizer_groups.h); empty: one group of
+  // every parameter with the manifest's weight decay and the schedule's rate.
+  std::vector<OptimizerGroup> groups;
 };
 
 struct TrainingLoopResult {

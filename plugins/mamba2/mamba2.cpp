@@ -137,6 +137,23 @@ class Mamba2 final : public lra::Mixer {
         register_module("out_proj", torch::nn::Linear(torch::nn::LinearOptions(E_, spec.d_model).bias(false)));
   }
 
+  // As the official Mamba-2 trains them: no weight decay on A_log, dt_bias
+  // and D (`_no_weight_decay = True` in mamba_ssm/modules/mamba2.py, commit
+  // 03a38fb, Mamba2.__init__), in each direction.
+  std::vector<lra::ParamHint> optimizer_hints() const override {
+    std::vector<lra::ParamHint> hints;
+    for (const std::string suffix : {std::string(""), std::string("_b")}) {
+      if (suffix == "_b" && causal_) continue;
+      for (const char* name : {"A_log", "dt_bias", "D"}) {
+        lra::ParamHint h;
+        h.name = name + suffix;
+        h.no_weight_decay = true;
+        hints.push_back(h);
+      }
+    }
+    return hints;
+  }
+
   // spec.attention_dropout is not used: no attention probabilities exist.
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask) override {
     auto zxbcdt = in_proj_->forward(x);

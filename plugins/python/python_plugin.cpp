@@ -239,6 +239,46 @@ class PythonMixer final : public lra::Mixer {
     return y;
   }
 
+  // SDK 1.2 optimizer hints from the class's own optimizer_hints(self): a list
+  // of dicts {"name", "no_weight_decay", "lr_scale", "lr_max"} (name required).
+  std::vector<lra::ParamHint> optimizer_hints() const override {
+    py::gil_scoped_acquire gil;
+    std::vector<lra::ParamHint> hints;
+    const std::string what = where_ + ".optimizer_hints()";
+    try {
+      if (!py::hasattr(instance_, "optimizer_hints")) return hints;
+      const py::object list = instance_.attr("optimizer_hints")();
+      if (!py::isinstance<py::list>(list) && !py::isinstance<py::tuple>(list))
+        throw lra::Error(lra::ErrorKind::plugin, what + " must return a list of dicts, got a " +
+                                                     py::str(py::type::of(list).attr("__name__")).cast<std::string>());
+      for (const py::handle item : list) {
+        if (!py::isinstance<py::dict>(item))
+          throw lra::Error(lra::ErrorKind::plugin, what + " must return a list of dicts, one item is a " +
+                                                       py::str(py::type::of(item).attr("__name__")).cast<std::string>());
+        const auto d = item.cast<py::dict>();
+        lra::ParamHint h;
+        for (const auto& kv : d) {
+          const std::string key = py::str(kv.first).cast<std::string>();
+          if (key == "name") h.name = kv.second.cast<std::string>();
+          else if (key == "no_weight_decay") h.no_weight_decay = kv.second.cast<bool>();
+          else if (key == "lr_scale") h.lr_scale = kv.second.cast<double>();
+          else if (key == "lr_max") h.lr_max = kv.second.cast<double>();
+          else
+            throw lra::Error(lra::ErrorKind::plugin, what + ": unknown key '" + key +
+                                                         "' (a hint has name, no_weight_decay, lr_scale, lr_max)");
+        }
+        if (h.name.empty()) throw lra::Error(lra::ErrorKind::plugin, what + ": a hint without a 'name'");
+        hints.push_back(h);
+      }
+    } catch (py::error_already_set& e) {
+      throw lra::Error(lra::ErrorKind::plugin, error_text(e, cls_ + ".optimizer_hints", file_));
+    } catch (const py::cast_error& e) {
+      throw lra::Error(lra::ErrorKind::plugin, what + ": a value of the wrong type (" + e.what() +
+                                                   "); name is a str, no_weight_decay a bool, lr_scale and lr_max numbers");
+    }
+    return hints;
+  }
+
   void set_record_attention(bool on) override {
     lra::Mixer::set_record_attention(on);
     py::gil_scoped_acquire gil;

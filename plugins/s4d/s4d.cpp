@@ -75,6 +75,23 @@ class S4D final : public lra::Mixer {
     out_ = register_module("output_linear", torch::nn::Linear(H, 2 * H));
   }
 
+  // As the official S4D trains them: log_dt, log_A_real and A_imag without
+  // weight decay and with the learning rate's peak at most 1e-3
+  // (models/s4/s4d.py, S4DKernel.register: {"weight_decay": 0.0, "lr": lr};
+  // example.py passes lr=min(0.001, args.lr); state-spaces/s4 commit 2ed46fc).
+  // C, D and the output projection follow the manifest, as there.
+  std::vector<lra::ParamHint> optimizer_hints() const override {
+    std::vector<lra::ParamHint> hints;
+    for (const char* name : {"log_dt", "log_A_real", "A_imag"}) {
+      lra::ParamHint h;
+      h.name = name;
+      h.no_weight_decay = true;
+      h.lr_max = 1e-3;
+      hints.push_back(h);
+    }
+    return hints;
+  }
+
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask) override {
     const int64_t L = x.size(1);
     auto u = mask.defined() ? x * mask.to(x.scalar_type()).unsqueeze(-1) : x;

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <set>
+#include <tuple>
 #include <filesystem>
 #include <thread>
 
@@ -13,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_harness.h"
+#include "tiny_run.h"
 #include "manifest/manifest.h"
 #include "manifest/official_data.h"
 #include "manifest/releases.h"
@@ -208,4 +211,52 @@ TEST(ClosedTrust, AResultWithoutTaskExamplesIsInvalidAndTheLeaderboardListsIt) {
 }
 
 }  // namespace
+// s4d trains as the official S4D code trains it: log_dt, log_A_real and A_imag
+// without weight decay and with the learning rate's peak capped at 1e-3, the
+// rest as the manifest says; the groups are recorded, and verify refuses a
+// record that raises a rate or invents a weight decay.
+TEST(ClosedTrust, S4dRecordsTheOptimizerGroupsOfItsHintsAndVerifyChecksThem) {
+  TempDir dir;
+  const auto out = dir.path() / "run";
+  std::string args = tiny_run_args(dir.str() + "/data", out.string());
+  args.replace(args.find("--plugin transformer"), 20, "--plugin s4d");
+  auto o = lrahost(args);
+  ASSERT_EQ(o.code, 0) << o.output;
+  EXPECT_NE(o.output.find("optimizer hints: 3 parameter tensor(s)"), std::string::npos) << o.output;
+  json r = json::parse(read_text(out / "result.json"));
+  const json& g = r["optimizer"]["groups"];
+  ASSERT_EQ(g.size(), 2u) << g.dump(1);
+  EXPECT_EQ(g[0]["weight_decay"], r["config"]["train"]["weight_decay"]);
+  EXPECT_EQ(g[0]["lr_factor"], 1.0);
+  std::set<std::string> hinted;
+  for (const auto& n : g[1]["names"]) hinted.insert(n.get<std::string>().substr(n.get<std::string>().rfind('.') + 1));
+  EXPECT_EQ(hinted, (std::set<std::string>{"log_dt", "log_A_real", "A_imag"}));
+  EXPECT_EQ(g[1]["weight_decay"], 0.0);
+  // The tiny run's schedule peaks at 0.02 / sqrt(4) = 0.01: the cap makes it a tenth.
+  EXPECT_NEAR(g[1]["lr_factor"].get<double>(), 0.1, 1e-9);
+  EXPECT_EQ(g[0]["elements"].get<int64_t>() + g[1]["elements"].get<int64_t>(), r["plugin"]["params"]["total"]);
+  auto v = lrahost("verify " + out.string());
+  EXPECT_NE(v.output.find("open, valid"), std::string::npos) << v.output;
+  // The leaderboard says so next to the score.
+  auto lb = lrahost("leaderboard " + out.string() + " --out " + (dir.path() / "site").string());
+  ASSERT_EQ(lb.code, 0) << lb.output;
+  const json board = json::parse(read_text(dir.path() / "site" / "leaderboard.json"));
+  ASSERT_EQ(board["open"].size(), 1u) << board.dump(1);
+  EXPECT_TRUE(has(board["open"][0]["notes"].dump(), "listops: optimizer hints (3 tensor(s): no weight decay, learning rate x 0.1"))
+      << board["open"][0].dump(1);
+
+  for (const auto& [field, value, says] :
+       {std::tuple<std::string, json, std::string>{"weight_decay", 0.3, "a hint may only take it to 0"},
+        {"lr_factor", 2.0, "a hint may only lower the learning rate"}}) {
+    json forged = r;
+    forged["optimizer"]["groups"][1][field] = value;
+    forged.erase("digest");
+    const auto bad = dir.path() / ("forged-" + field);
+    lra::host::write_result(bad, lra::host::seal(forged));
+    auto f = lrahost("verify " + bad.string());
+    EXPECT_EQ(f.code, 4) << f.output;
+    EXPECT_NE(f.output.find(says), std::string::npos) << f.output;
+  }
+}
+
 }  // namespace lra::test

@@ -58,6 +58,36 @@ class PythonCli : public ::testing::Test {
 };
 TempDir* PythonCli::dir_ = nullptr;
 
+// ---- optimizer hints (SDK 1.2) from a Python class ---------------------------------
+
+TEST_F(PythonCli, OptimizerHintsOfAPythonClassGroupTheOptimizerAndAreRecorded) {
+  const fs::path out = dir_->path() / "hints";
+  const Outcome o = lrahost(tiny(fixture("hints.py:Hinted"), out));
+  ASSERT_EQ(o.code, 0) << o.output;
+  EXPECT_TRUE(contains(o.output, "optimizer hints: 1 parameter tensor(s), 32 numbers: no weight decay, learning rate x")) << o.output;
+  const auto r = nlohmann::json::parse(read_text(out / "result.json"));
+  const auto& groups = r["optimizer"]["groups"];
+  ASSERT_EQ(groups.size(), 3u) << groups.dump(1);
+  EXPECT_EQ(groups[0]["lr_factor"], 1.0);
+  EXPECT_EQ(groups[1]["names"].size(), 1u);
+  EXPECT_TRUE(contains(groups[1]["names"][0].get<std::string>(), "log_decay")) << groups.dump(1);
+  EXPECT_EQ(groups[1]["weight_decay"], 0.0);
+  EXPECT_LT(groups[1]["lr_factor"].get<double>(), 1.0);
+  EXPECT_TRUE(contains(groups[2]["names"][0].get<std::string>(), "proj.bias")) << groups.dump(1);
+  EXPECT_EQ(groups[2]["lr_factor"], 1.0);
+  const Outcome v = lrahost("verify " + out.string());
+  EXPECT_TRUE(contains(v.output, "open, valid")) << v.output;
+
+  for (const auto& [cls, says] : {std::pair<std::string, std::string>{"RaisesLearningRate", "may only lower the learning rate"},
+                                  {"UnknownKey", "unknown key 'weight_decay'"}}) {
+    const fs::path bad = dir_->path() / ("hints-" + cls);
+    const Outcome b = lrahost(tiny(fixture("hints.py:" + cls), bad));
+    EXPECT_EQ(b.code, 3) << b.output;
+    EXPECT_TRUE(contains(b.output, says)) << b.output;
+    EXPECT_FALSE(fs::exists(bad)) << "refused before the run directory is made";
+  }
+}
+
 // ---- 2. faults: one message and exit code each ------------------------------------
 
 struct Fault {

@@ -185,3 +185,4 @@ TEST(RunCli, MicroBatchingGivesTheSameUpdates) {
   EXPECT_NEAR(a["metrics"]["final_train_loss"].get<double>(), b["metrics"]["final_train_loss"].get<double>(), 1e-4);
   EXPECT_NEAR(a["metrics"]["test_loss"].get<double>(), b["metrics"]["test_loss"].get<double>(), 1e-4);
 }
+

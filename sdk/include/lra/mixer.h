@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <torch/nn/module.h>
@@ -36,6 +37,19 @@ struct MixerSpec {
   double rotary_base = 0.0;
 };
 
+// ABI 1.2: how the host's AdamW treats one of the mixer's parameters, the
+// way state-space layers are trained by their authors (S4's `_optim` with
+// weight decay 0 and lr <= 1e-3 on A and dt; Mamba's `_no_weight_decay` on
+// A_log, dt_bias and D). A hint may only lower: weight decay to 0, the
+// learning rate by a factor or a cap on its peak. Allowed in the closed
+// division and recorded in result.json (docs/rules.md).
+struct ParamHint {
+  std::string name;              // a key of this mixer's named_parameters()
+  bool no_weight_decay = false;  // no decoupled weight decay on it
+  double lr_scale = 1.0;         // in (0, 1]: the schedule's learning rate times this
+  double lr_max = 0.0;           // > 0: the schedule scaled so that its peak is at most this
+};
+
 class Mixer : public torch::nn::Module {
  public:
   // x: [B, L, D]; mask: [B, L] bool (true = real token), or an undefined
@@ -47,6 +61,10 @@ class Mixer : public torch::nn::Module {
   // attention probabilities [B, H, L, L] for last_attention().
   virtual void set_record_attention(bool on) { record_attention_ = on; }
   virtual torch::Tensor last_attention() const { return last_attention_; }
+
+  // ABI 1.2 (asked only of plugins built for SDK 1.2 or later): parameters
+  // the optimizer treats differently; none by default.
+  virtual std::vector<ParamHint> optimizer_hints() const { return {}; }
 
  protected:
   bool record_attention_ = false;
