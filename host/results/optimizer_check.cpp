@@ -17,8 +17,8 @@ void check_optimizer_groups(Checker& c, const json& result, const ResultFields& 
   const json* optimizer = json_at(result, {"optimizer"});
   if (!optimizer) return;
   const json* groups = json_at(*optimizer, {"groups"});
-  if (!groups || !groups->is_array() || groups->empty()) {
-    c.fail("optimizer.groups must be a non-empty array of the AdamW groups");
+  if (!groups || !groups->is_array() || groups->empty() || groups->size() > 100000) {
+    c.fail("optimizer.groups must be a non-empty array of the AdamW groups (at most 100,000)");
     return;
   }
   const json* wd = json_at(result, {"config", "train", "weight_decay"});
@@ -32,15 +32,19 @@ void check_optimizer_groups(Checker& c, const json& result, const ResultFields& 
     const json* count = json_at(g, {"elements"});
     const json* gwd = json_at(g, {"weight_decay"});
     const json* factor = json_at(g, {"lr_factor"});
-    if (!names || !names->is_array() || !count || !count->is_number_integer() || !gwd || !gwd->is_number() ||
-        !factor || !factor->is_number()) {
-      c.fail(at + " must have names (array), elements (integer), weight_decay and lr_factor (numbers)");
+    // A parameter count bounded far above any model, so that the sum cannot overflow.
+    constexpr int64_t kMaxElements = int64_t{1} << 40;
+    const auto n_elements = as_i64(count);
+    if (!names || !names->is_array() || !n_elements || *n_elements < 0 || *n_elements > kMaxElements || !gwd ||
+        !gwd->is_number() || !factor || !factor->is_number()) {
+      c.fail(at + " must have names (array), elements (an integer from 0 to 2^40), weight_decay and lr_factor "
+                  "(numbers)");
       continue;
     }
     for (const auto& n : *names)
       if (!n.is_string() || !seen.insert(n.get<std::string>()).second)
         c.fail(at + ".names: " + show(n) + " is not a parameter name, or is in two groups");
-    elements += count->get<int64_t>();
+    elements += *n_elements;
     const double w = gwd->get<double>(), lf = factor->get<double>();
     if (!(w == 0.0 || w == manifest_wd))
       c.fail(at + ".weight_decay is " + show(*gwd) + ": a group has the manifest's weight decay (" +
