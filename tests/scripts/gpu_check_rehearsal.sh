@@ -39,8 +39,9 @@ row listops | grep -q "stopped with a checkpoint: at update 50 of" || fail "list
 [[ -d "$tmp/out/listops/checkpoints/step-50" && ! -e "$tmp/out/listops/result.json" ]] || fail "listops checkpoint"
 
 # --pack: one small file, without the checkpoint.
-tar tzf "$tmp/first.tgz" | grep -q "summary.md" || fail "--pack holds no summary.md"
-! tar tzf "$tmp/first.tgz" | grep -q "checkpoints" || fail "--pack holds the checkpoint"
+tar tzf "$tmp/first.tgz" >"$tmp/first.list" || fail "--pack wrote no readable $tmp/first.tgz"
+grep -q "summary.md" "$tmp/first.list" || fail "--pack holds no summary.md"
+! grep -q "checkpoints" "$tmp/first.list" || fail "--pack holds the checkpoint"
 
 # A later call resumes the run instead of starting over.
 run second
