@@ -103,12 +103,14 @@ bool check_closed_against_protocol(const json& result, const OfficialManifest& o
   const json* release_files = json_at(result, {"task", "lra_release_files"});
   if (release_files && !release_files->is_boolean())
     reasons->push_back("task.lra_release_files must be true or false, found " + show(*release_files));
-  const bool lra_release = release_files && release_files->is_boolean() && release_files->get<bool>();
-  if (lra_release) {  // the two fields a run writes together must agree
+  bool lra_release = release_files && release_files->is_boolean() && release_files->get<bool>();
+  if (lra_release) {  // the two fields a run writes together must agree; if not, the fingerprint decides too
     const json* src = json_at(result, {"task", "data_source"});
-    if (!src || !src->is_string() || src->get<std::string>().rfind(lra::kLraReleaseSource, 0) != 0)
+    if (!src || !src->is_string() || src->get<std::string>().rfind(lra::kLraReleaseSource, 0) != 0) {
       reasons->push_back("task.lra_release_files is true but task.data_source " +
                          (src ? show(*src) + " does not name LRA's release files" : std::string("is missing")));
+      lra_release = false;
+    }
   }
   if (!official.data_fingerprint.empty() && !lra_release) {
     const json* fp = json_at(result, {"task", "data_fingerprint"});

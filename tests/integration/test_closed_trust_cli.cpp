@@ -123,6 +123,7 @@ TEST(ClosedTrust, AnOfficialRunOnNonOfficialDataIsOpenFromTheStart) {
 
 // The division an official run logs before its first step (the run itself is not needed).
 std::string official_run_start(const std::string& args, const fs::path& dir) {
+  fs::create_directories(dir);
   const fs::path log = dir / "run.out";
   const pid_t pid = spawn_lrahost("run --plugin transformer --preset official --threads 2 " + args + " --out " +
                                       (dir / "run").string(), log);

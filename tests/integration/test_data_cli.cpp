@@ -59,10 +59,11 @@ TEST(DataCli, CorruptTsvExits5NamingFileAndLine) {
   EXPECT_EQ(o.code, 5) << o.output;
   EXPECT_NE(o.output.find("basic_test.tsv:5:"), std::string::npos) << o.output;  // file and line
 
-  // Under `run` the manifest fixes the split sizes, so the short files are refused first: exit 5, no run directory.
+  // Under `run` too: release files of other sizes would load (an open run,
+  // test_closed_trust_cli.cpp), but a cut line is refused: exit 5, no run directory.
   auto r = lrahost("run --plugin transformer --task listops --data-dir " + dir.str() + " --out " + dir.str() + "/run");
   EXPECT_EQ(r.code, 5) << r.output;
-  EXPECT_NE(r.output.find("basic_train.tsv holds 3 examples, expected 96000"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("basic_test.tsv:5:"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "run"));
 
   write_text(d / "basic_test.tsv", "Source\tTarget\n( ( [MAX 2 ) 9\t9\n");  // unbalanced
