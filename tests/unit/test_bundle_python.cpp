@@ -4,8 +4,6 @@
 // extracted; an edited source, an unrecorded or missing file, another folder
 // name and every name that could escape the folder are refused naming the
 // entry, and a refused bundle leaves nothing behind.
-#include <archive.h>
-#include <archive_entry.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -13,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../support/raw_tar.h"
 #include "common/python_source_files.h"
 #include "common/python_sources.h"
 #include "common/sha256.h"
@@ -25,6 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using lra::test::RawTar;
 
 struct Tmp {
   fs::path path;
@@ -48,29 +48,6 @@ std::string read(const fs::path& p) {
   return {std::istreambuf_iterator<char>(in), {}};
 }
 
-// A tar written entry by entry: names and types `lrahost submit` would never write.
-struct RawTar {
-  archive* a;
-  explicit RawTar(const fs::path& file) : a(archive_write_new()) {
-    archive_write_set_format_pax_restricted(a);
-    archive_write_open_filename(a, file.c_str());
-  }
-  void add(const std::string& name, const std::string& bytes, unsigned type = AE_IFREG, const char* link = nullptr) {
-    archive_entry* e = archive_entry_new();
-    archive_entry_set_pathname(e, name.c_str());
-    archive_entry_set_filetype(e, type);
-    archive_entry_set_perm(e, 0644);
-    if (link) archive_entry_set_symlink(e, link);
-    archive_entry_set_size(e, type == AE_IFREG ? static_cast<la_int64_t>(bytes.size()) : 0);
-    archive_write_header(a, e);
-    if (type == AE_IFREG) archive_write_data(a, bytes.data(), bytes.size());
-    archive_entry_free(e);
-  }
-  ~RawTar() {
-    archive_write_close(a);
-    archive_write_free(a);
-  }
-};
 
 const std::string kMixer = "import torch\nfrom helpers.scale import SCALE\n\nclass Mixer(torch.nn.Module):\n    pass\n";
 const std::string kHelper = "SCALE = 0.5\n";

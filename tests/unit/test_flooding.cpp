@@ -1,8 +1,6 @@
 // Issue 31, "no flooding": what a verifier unpacks or generates for a
 // submission it has not checked yet is bounded before anything is written.
 // Each TEST names the attack it replays; each has an honest counterpart.
-#include <archive.h>
-#include <archive_entry.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -11,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../support/raw_tar.h"
 #include "common/sha256.h"
 #include "lra/status.h"
 #include "manifest/embedded.h"
@@ -25,6 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using lra::test::RawTar;
 
 struct Tmp {
   fs::path path;
@@ -45,37 +45,6 @@ struct Tmp {
   }
 };
 
-// A tar (gzip-compressed when asked) written entry by entry; `declared` lets a
-// header state a size of its own, and a run of zeros stands for a bomb's payload.
-struct RawTar {
-  archive* a;
-  RawTar(const fs::path& file, bool gzip) : a(archive_write_new()) {
-    archive_write_set_format_pax_restricted(a);
-    if (gzip) archive_write_add_filter_gzip(a);
-    archive_write_open_filename(a, file.c_str());
-  }
-  void add(const std::string& name, const std::string& bytes) { add_zeros(name, 0, &bytes); }
-  void add_zeros(const std::string& name, int64_t zeros, const std::string* bytes = nullptr) {
-    archive_entry* e = archive_entry_new();
-    archive_entry_set_pathname(e, name.c_str());
-    archive_entry_set_filetype(e, AE_IFREG);
-    archive_entry_set_perm(e, 0644);
-    archive_entry_set_size(e, bytes ? static_cast<la_int64_t>(bytes->size()) : zeros);
-    archive_write_header(a, e);
-    if (bytes) {
-      archive_write_data(a, bytes->data(), bytes->size());
-    } else {
-      const std::string block(1 << 20, '\0');
-      for (int64_t left = zeros; left > 0; left -= static_cast<int64_t>(block.size()))
-        archive_write_data(a, block.data(), static_cast<size_t>(std::min<int64_t>(left, block.size())));
-    }
-    archive_entry_free(e);
-  }
-  ~RawTar() {
-    archive_write_close(a);
-    archive_write_free(a);
-  }
-};
 
 const std::string kCode = "\x7f" "ELF plugin";
 const std::string kPlugin = "plugins/" + sha256_hex(kCode) + ".so";

@@ -1,8 +1,6 @@
 // host/reevaluation: what a maintainer's machine relies on when it opens a
 // submission — the bundle reader refuses anything but the files it expects,
 // the sandbox confines what runs in it, and the statistics are right.
-#include <archive.h>
-#include <archive_entry.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -10,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../support/raw_tar.h"
 #include "common/sha256.h"
 #include "lra/status.h"
 #include "reevaluation/bundle.h"
@@ -21,6 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using lra::test::RawTar;
 
 struct Tmp {
   fs::path path;
@@ -45,29 +45,6 @@ std::string read(const fs::path& p) {
   return {std::istreambuf_iterator<char>(in), {}};
 }
 
-// A tar written entry by entry, for archives `lrahost submit` would never write.
-struct RawTar {
-  archive* a;
-  explicit RawTar(const fs::path& file) : a(archive_write_new()) {
-    archive_write_set_format_pax_restricted(a);
-    archive_write_open_filename(a, file.c_str());
-  }
-  void add(const std::string& name, const std::string& bytes, unsigned type = AE_IFREG, const char* link = nullptr) {
-    archive_entry* e = archive_entry_new();
-    archive_entry_set_pathname(e, name.c_str());
-    archive_entry_set_filetype(e, type);
-    archive_entry_set_perm(e, 0644);
-    if (link) archive_entry_set_symlink(e, link);
-    archive_entry_set_size(e, type == AE_IFREG ? static_cast<la_int64_t>(bytes.size()) : 0);
-    archive_write_header(a, e);
-    if (type == AE_IFREG) archive_write_data(a, bytes.data(), bytes.size());
-    archive_entry_free(e);
-  }
-  ~RawTar() {
-    archive_write_close(a);
-    archive_write_free(a);
-  }
-};
 
 // bundle.json for one run "r1" whose files are `files` (name -> bytes); the
 // run's plugin is the one `files` holds, else a name no file has.
