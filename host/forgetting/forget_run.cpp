@@ -202,9 +202,7 @@ PluginLM build_plugin_lm(const ForgetArgs& a, const PluginForget& p, spdlog::log
   std::vector<std::shared_ptr<lra::Mixer>> mixers;
   for (const auto& block : lm.model->blocks()) mixers.push_back(block->mixer);
   lm.groups = optimizer_groups(*lm.model, mixers, mixer.descriptor.abi_minor, mixer.descriptor.name, manifest.train);
-  for (size_t g = 1; g < lm.groups.size(); ++g)
-    log.info("optimizer hints: {} parameter tensor(s), {} numbers: {}", lm.groups[g].names.size(), with_commas(lm.groups[g].elements),
-             lm.groups[g].rule);
+  log_hinted_groups(lm.groups, log);
   log.info("{}", enforce_conformance(mixer.descriptor.name,
                                      check_conformance(mixer.descriptor.capabilities, make_mixer, mixer_specs,
                                                        {1, static_cast<uint64_t>(manifest.train.seed), true,

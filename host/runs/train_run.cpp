@@ -134,9 +134,7 @@ BuiltModel build_model(const RunPlan& p, const lra::TaskInfo& info, const std::s
   std::vector<std::shared_ptr<lra::Mixer>> mixers;
   for (const auto& block : b.model->blocks()) mixers.push_back(block->mixer);
   b.groups = optimizer_groups(*b.model, mixers, p.mixer->descriptor.abi_minor, name, m.train);
-  for (size_t g = 1; g < b.groups.size(); ++g)
-    log.info("optimizer hints: {} parameter tensor(s), {} numbers: {}", b.groups[g].names.size(), with_commas(b.groups[g].elements),
-             b.groups[g].rule);
+  log_hinted_groups(b.groups, log);
   // The plugin keeps the promises its descriptor makes, at this task's shape (plugins/conformance.h).
   log.info("{}", enforce_conformance(name, check_conformance(p.mixer->descriptor.capabilities, make_mixer, mixer_specs,
                                                               {2, static_cast<uint64_t>(m.train.seed), false, 10000.0,

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "lra/status.h"
+#include "rules/rules.h"
 #include "train/lr_schedule.h"
 
 namespace lra::host {
@@ -105,6 +106,12 @@ std::vector<OptimizerGroup> optimizer_groups(const torch::nn::Module& model,
     g->elements += kv.value().numel();
   }
   return groups;
+}
+
+void log_hinted_groups(const std::vector<OptimizerGroup>& groups, spdlog::logger& log) {
+  for (size_t g = 1; g < groups.size(); ++g)
+    log.info("optimizer hints: {} parameter tensor(s), {} numbers: {}", groups[g].names.size(),
+             with_commas(groups[g].elements), groups[g].rule);
 }
 
 nlohmann::json optimizer_record(const std::vector<OptimizerGroup>& groups, double weight_decay) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <spdlog/logger.h>
 #include <torch/nn/module.h>
 
 #include "lra/mixer.h"
@@ -36,6 +37,10 @@ std::vector<OptimizerGroup> optimizer_groups(const torch::nn::Module& model,
                                              const std::vector<std::shared_ptr<lra::Mixer>>& mixers,
                                              int plugin_abi_minor, const std::string& plugin,
                                              const TrainConfig& train);
+
+// One log line per group of hinted parameters ("optimizer hints: ..."), for
+// `run` and `forget` alike.
+void log_hinted_groups(const std::vector<OptimizerGroup>& groups, spdlog::logger& log);
 
 // result.json's `optimizer` object: {"groups": [...]} with the manifest's weight decay.
 nlohmann::json optimizer_record(const std::vector<OptimizerGroup>& groups, double weight_decay);
