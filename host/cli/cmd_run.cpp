@@ -25,6 +25,7 @@ int run_command(const RunArgs& a) {
     return kExitStopped;
   }
   std::printf("\n%s on %s (%s division)\n", r.plugin.c_str(), r.task.c_str(), r.division.c_str());
+  if (!r.configuration.empty()) std::printf("  configuration          %s\n", r.configuration.c_str());
   std::printf("  test accuracy          %6.2f%%  (%zu examples)\n", 100 * r.test_accuracy, r.test_examples);
   std::printf("  majority-class rate    %6.2f%%\n", 100 * r.majority_class_rate);
   std::printf("  best validation        %6.2f%%  (step %lld)\n", 100 * r.best_val_accuracy,
@@ -49,6 +50,10 @@ void add_run_command(CLI::App& app, CommandSlot& slot) {
   r->add_option("--set", a->sets,
                 "KEY=VALUE override, e.g. train.steps=100 (makes the run open) or mixer.OPTION=VALUE "
                 "(the plugin's own option; stays closed)");
+  r->add_option("--reference", a->reference,
+                "Run a built-in mixer under a reference configuration: table1 = LRA's Table 1 settings for that "
+                "mixer and task (its per-model backbone and LRA's mixer behaviour, docs/mixers.md); the run is "
+                "open and labelled");
   add_seed_option(r, a->seed, "Trial seed (recorded; default: the manifest's train.seed)");
   r->add_option("--data-dir", a->data_dir, "Data root (default $LRA_DATA_DIR or ~/.cache/lrahost/data)");
   r->add_option("--out", a->out, "Run directory (default runs/<task>-<plugin>-<time>)");

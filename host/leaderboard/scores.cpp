@@ -69,12 +69,24 @@ std::string made_with(const json& result, const std::string& division) {
   if (preset && preset->is_string()) out = "preset " + preset->get<std::string>();
   else if (manifest && manifest->is_string()) out = "manifest " + manifest->get<std::string>();
   else out = "preset unknown";
-  const json* overrides = json_at(result, {"overrides"});
-  if (overrides && overrides->is_array() && !overrides->empty()) {
-    out += "; overrides ";
-    for (std::size_t i = 0; i < overrides->size(); ++i)
-      out += (i ? ", " : "") + ((*overrides)[i].is_string() ? (*overrides)[i].get<std::string>() : (*overrides)[i].dump());
+  // Under a reference configuration (verified before a result gets here) the
+  // entry's own settings differ per task: the configuration's label stands
+  // for them, so its six tasks make one entry; only the user's own overrides are listed.
+  const json* configuration = json_at(result, {"reference_configuration"});
+  std::set<std::string> from_configuration;
+  if (configuration && configuration->is_object()) {
+    out = (*configuration).value("label", std::string("reference configuration")) + "; " + out;
+    if (const json* settings = json_at(*configuration, {"settings"}); settings && settings->is_object())
+      for (const auto& [key, value] : settings->items()) from_configuration.insert(key + "=" + setting_text(value));
   }
+  const json* overrides = json_at(result, {"overrides"});
+  std::string listed;
+  if (overrides && overrides->is_array())
+    for (const auto& o : *overrides) {
+      const std::string text = o.is_string() ? o.get<std::string>() : o.dump();
+      if (!from_configuration.count(text)) listed += (listed.empty() ? "" : ", ") + text;
+    }
+  if (!listed.empty()) out += "; overrides " + listed;
   return out;
 }
 
@@ -105,7 +117,15 @@ void compare_with_reference(const ScoreInput& in, Facts& f) {
     f.differs = {"(no entry for this task)"};  // a task the table does not cover
     differing = f.options;
   } else {
-    f.differs = reference_differences(*entry, f.options);
+    // A run under a reference configuration is compared with the settings it
+    // ran with: the reference entry overlaid with the configuration's options.
+    ReferenceEntry compared = *entry;
+    if (const json* c = json_at(in.result, {"reference_configuration", "table"}); c && c->is_string())
+      if (const ReferenceTable* cfg = find_reference_table(c->get<std::string>()); cfg && cfg->is_configuration())
+        if (const auto ce = cfg->entry(f.plugin, f.task, false))
+          for (const auto& [key, setting] : ce->settings)
+            if (key.rfind("mixer.", 0) == 0) compared.settings[key.substr(6)] = setting;
+    f.differs = reference_differences(compared, f.options);
     for (const auto& name : f.differs) differing[name] = f.options.contains(name) ? f.options[name] : json(nullptr);
   }
   f.options = differing;

@@ -88,7 +88,7 @@ void check_model_sizes(const ModelConfig& md, const Checker& c) {
 // The causal LM of the forgetting curve has no pooling and gets its
 // positions from the mixers (rotary); the LRA classifier needs both.
 void check_model_kind(const ModelConfig& md, bool lm, const Checker& c) {
-  c.one_of("model.pooling", md.pooling, {"cls", "mean", "first", "none"});
+  c.one_of("model.pooling", md.pooling, {"cls", "mean", "mean_padded", "first", "none"});
   c.one_of("model.positions", md.positions, {"sinusoidal", "learned", "rotary"});
   c.one_of("model.padding_mask", md.padding_mask, {"length", "nonzero_tokens"});
   if (lm && md.pooling != "none")
@@ -105,7 +105,7 @@ void check_model_kind(const ModelConfig& md, bool lm, const Checker& c) {
     c.one_of("model.positions_without_rotary", md.positions_without_rotary, {"none", "sinusoidal"});
   }
   if (!lm && md.pooling == "none")
-    c.bad("model.pooling", "\"none\"", "only task \"forgetting\" (a causal LM) has no pooling; expected one of cls, mean, first");
+    c.bad("model.pooling", "\"none\"", "only task \"forgetting\" (a causal LM) has no pooling; expected one of cls, mean, mean_padded, first");
   if (!lm && md.positions == "rotary")
     c.bad("model.positions", "\"rotary\"", "rotary positions are for task \"forgetting\"; expected one of sinusoidal, learned");
   if (md.positions == "rotary" && (md.qkv_dim / md.heads) % 2 != 0)

@@ -164,6 +164,9 @@ torch::Tensor ClassifierImpl::encode(const torch::Tensor& ids, const torch::Tens
   // "cls" reads the inserted CLS position; "first" the first real token (LRA's
   // two-tower model pools "CLS" without inserting one).
   if (use_cls_ || spec_.model.pooling == "first") return x.select(1, 0);
+  // "mean_padded" is LRA's MEAN: over every position, padding included (the
+  // LRA Table 1 configuration of sinkhorn on ListOps uses it).
+  if (spec_.model.pooling == "mean_padded") return x.mean(1);
   // Mean over the example's positions: masked pixels count, as in LRA (on the
   // image tasks every position is in the example). Length padding is left out;
   // LRA averaged over it too (deviation, docs/deviations.md).

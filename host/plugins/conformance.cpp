@@ -102,6 +102,13 @@ std::string layer_text(const lra::MixerSpec& s) { return "layer " + std::to_stri
 
 }  // namespace
 
+uint32_t capability_checked_by(const std::string& check) {
+  if (check == "padding_mask") return LRA_CAP_PADDING_MASK;
+  if (check == "causal") return LRA_CAP_CAUSAL;
+  if (check == "attention_probs") return LRA_CAP_ATTENTION_PROBS;
+  return 0;
+}
+
 std::vector<at::Generator> GeneratorStates::generators() {
   std::vector<at::Generator> out{at::detail::getDefaultCPUGenerator()};
   const int64_t gpus = at::hasCUDA() ? at::detail::getCUDAHooks().getNumGPUs() : 0;

@@ -60,6 +60,11 @@ struct ConformanceOptions {
   std::string device = "cpu";
 };
 
+// The capability bit whose declaration a check tests (LRA_CAP_PADDING_MASK
+// for "padding_mask"); 0 for the checks every mixer gets (shape, finite,
+// deterministic) and for unknown names.
+uint32_t capability_checked_by(const std::string& check);
+
 // Runs every check on each spec (one per layer; identical specs are checked
 // once). `caps` are the descriptor's capability bits. Exceptions and crashes
 // in the plugin's forward are reported as plugin faults (phase "conformance

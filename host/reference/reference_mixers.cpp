@@ -15,6 +15,9 @@ namespace {
 using nlohmann::json;
 
 constexpr std::string_view kSchema = "lrahost.reference-mixers/v1";
+constexpr std::string_view kConfigurationSchema = "lrahost.reference-configuration/v1";
+// What a configuration's setting may name: a manifest section's key or a plugin option.
+constexpr const char* kConfigurationKeyPrefixes[] = {"model.", "train.", "data.", "rules.", "mixer."};
 constexpr std::string_view kExt = ".toml";
 
 // Everything in the table is checked here; `where` is "file, line N: key".
@@ -138,8 +141,22 @@ ReferenceTable ReferenceTable::parse(std::string_view text, const std::string& f
   ReferenceTable t;
   t.file_ = file;
   t.sha256_ = sha256_hex(text);
-  if (r.string_at(root, "schema", "schema", true) != kSchema)
-    r.broken(root.get("schema"), "schema", "must be \"" + std::string(kSchema) + "\"");
+  const std::string schema = r.string_at(root, "schema", "schema", true);
+  if (schema != kSchema && schema != kConfigurationSchema)
+    r.broken(root.get("schema"), "schema",
+             "must be \"" + std::string(kSchema) + "\" or \"" + std::string(kConfigurationSchema) + "\"");
+  t.configuration_ = schema == kConfigurationSchema;
+  if (t.configuration_) t.label_ = r.string_at(root, "label", "label", true);
+  // A configuration's setting names a manifest key or a plugin option.
+  auto check_keys = [&](const std::map<std::string, ReferenceSetting>& settings, const toml::node* at,
+                        const std::string& where) {
+    if (!t.configuration_) return;
+    for (const auto& [name, s] : settings) {
+      bool ok = false;
+      for (const char* prefix : kConfigurationKeyPrefixes) ok = ok || (name.rfind(prefix, 0) == 0 && name.size() > std::string(prefix).size());
+      if (!ok) r.broken(at, where + "." + name, "must be a manifest key (model.*, train.*, data.*, rules.*) or mixer.OPTION");
+    }
+  };
   // The name is the file's own: a copy under another name cannot pass as it.
   const std::string stem = file.size() > kExt.size() ? file.substr(0, file.size() - kExt.size()) : file;
   if (r.string_at(root, "name", "name", true) != stem) r.broken(root.get("name"), "name", "must be \"" + stem + "\"");
@@ -151,6 +168,12 @@ ReferenceTable ReferenceTable::parse(std::string_view text, const std::string& f
   for (const auto& [k, node] : root) {
     const std::string mixer(k.str());
     if (mixer == "schema" || mixer == "name" || mixer == "protocol" || mixer == "lra_code" || mixer == "tasks") continue;
+    if (t.configuration_ && mixer == "label") continue;
+    if (t.configuration_ && mixer == "every_mixer") {
+      t.every_mixer_ = r.settings(node, mixer);
+      check_keys(t.every_mixer_, &node, mixer);
+      continue;
+    }
     const toml::table& section = r.table_at(node, mixer);
     Mixer m;
     bool has_default = false;
@@ -160,6 +183,8 @@ ReferenceTable ReferenceTable::parse(std::string_view text, const std::string& f
         m.note = r.string_at(section, key, dotted, true);
       } else if (key == "not_reproduced") {
         m.not_reproduced = r.string_at(section, key, dotted, true);
+      } else if (t.configuration_ && key == "conformance_not_checked") {
+        m.conformance_not_checked = r.strings_at(section, key, dotted);
       } else if (key == "compute_only" || key == "unused") {
         const auto names = r.strings_at(section, key, dotted);
         m.not_compared.insert(names.begin(), names.end());
@@ -195,8 +220,14 @@ ReferenceTable ReferenceTable::parse(std::string_view text, const std::string& f
           r.broken(section.get("default"), where + "." + name,
                    "is set for some tasks only: give it a value in " + mixer + ".default or in every task's section");
     };
-    for (const auto& [task, o] : m.tasks) known(o, mixer + "." + task);
-    for (const auto& [task, o] : m.smoke) known(o, mixer + ".smoke." + task);
+    // A configuration's unset key keeps the manifest's value: no such rule.
+    if (!t.configuration_) {
+      for (const auto& [task, o] : m.tasks) known(o, mixer + "." + task);
+      for (const auto& [task, o] : m.smoke) known(o, mixer + ".smoke." + task);
+    }
+    check_keys(m.defaults, section.get("default"), mixer + ".default");
+    for (const auto& [task, o] : m.tasks) check_keys(o, section.get(task), mixer + "." + task);
+    for (const auto& [task, o] : m.smoke) check_keys(o, section.get("smoke"), mixer + ".smoke." + task);
     for (const auto& name : m.not_compared)
       if (m.defaults.count(name) || in_every_task(name))
         r.broken(&section, mixer + ".compute_only/unused", "names '" + name + "', which the table also sets");
@@ -216,7 +247,9 @@ std::optional<ReferenceEntry> ReferenceTable::entry(const std::string& mixer, co
   const auto it = mixers_.find(mixer);
   if (it == mixers_.end() || !contains(tasks_, task)) return std::nullopt;
   const Mixer& m = it->second;
-  ReferenceEntry e{mixer, task, smoke, m.defaults, m.not_compared, m.note, m.not_reproduced};
+  ReferenceEntry e{mixer, task, smoke, every_mixer_, m.not_compared, m.note, m.not_reproduced,
+                   m.conformance_not_checked};
+  for (const auto& [name, s] : m.defaults) e.settings[name] = s;
   auto overlay = [&](const std::map<std::string, std::map<std::string, ReferenceSetting>>& by_task) {
     if (const auto o = by_task.find(task); o != by_task.end())
       for (const auto& [name, s] : o->second) e.settings[name] = s;
@@ -238,6 +271,37 @@ std::vector<std::string> reference_differences(const ReferenceEntry& entry, cons
   return {out.begin(), out.end()};
 }
 
+std::vector<std::string> configuration_changes(const ReferenceEntry& entry, const json& config, const json& options) {
+  std::vector<std::string> out;  // entry.settings is a map: sorted already
+  for (const auto& [key, s] : entry.settings) {
+    const json* have = nullptr;
+    const auto dot = key.find('.');
+    const std::string section = key.substr(0, dot), field = key.substr(dot + 1);
+    if (section == "mixer") {
+      if (options.is_object() && options.contains(field)) have = &options.at(field);
+    } else if (config.is_object() && config.contains(section) && config.at(section).is_object() &&
+               config.at(section).contains(field)) {
+      have = &config.at(section).at(field);
+    }
+    if (!have || !same_value(*have, s.value)) out.push_back(key);
+  }
+  return out;
+}
+
+std::string describe_reference_configuration(const json& record) {
+  if (!record.is_object()) return "";
+  std::string out = record.value("label", std::string("reference configuration")) + " (" +
+                    record.value("table", std::string("?")) + ", entry " + record.value("entry", std::string("?")) + ")";
+  if (record.contains("changed") && record["changed"].is_array() && !record["changed"].empty()) {
+    std::string keys;
+    for (const auto& k : record["changed"]) keys += (keys.empty() ? "" : ", ") + (k.is_string() ? k.get<std::string>() : k.dump());
+    out += "; changed by --set: " + keys;
+  }
+  return out;
+}
+
+std::string setting_text(const json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); }
+
 bool is_smoke_manifest(const std::string& manifest_name) { return manifest_name.rfind("smoke/", 0) == 0; }
 
 const ReferenceTable* find_reference_table(const std::string& file) {
@@ -250,6 +314,28 @@ const ReferenceTable* find_reference_table(const std::string& file) {
   });
   const auto it = tables.find(file);
   return it == tables.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> reference_configuration_names() {
+  std::vector<std::string> out;
+  const std::string prefix = std::string(kReferenceConfigurationDir) + "lra-";
+  for (const auto& f : embedded_reference_tables()) {
+    const std::string name = f.name;
+    if (name.rfind(prefix, 0) == 0 && name.size() > prefix.size() + kExt.size())
+      out.push_back(name.substr(prefix.size(), name.size() - prefix.size() - kExt.size()));
+  }
+  return out;
+}
+
+const ReferenceTable& reference_configuration(const std::string& name) {
+  const ReferenceTable* t = find_reference_table(std::string(kReferenceConfigurationDir) + "lra-" + name + ".toml");
+  if (!t || !t->is_configuration()) {
+    std::string known;
+    for (const auto& n : reference_configuration_names()) known += (known.empty() ? "" : ", ") + n;
+    throw Error(ErrorKind::usage, "unknown reference configuration '" + name + "' (known: " +
+                                      (known.empty() ? "none" : known) + "; docs/mixers.md lists what each sets)");
+  }
+  return *t;
 }
 
 const ReferenceTable& reference_table() {

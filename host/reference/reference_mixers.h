@@ -22,7 +22,16 @@ namespace lra::host {
 
 // The table `run` applies (the one for the lra-v1 protocol), by its name
 // relative to manifests/.
-inline constexpr const char* kReferenceTableFile = "reference-mixers/lra-v1.toml";
+inline constexpr const char* kReferenceTableFile = "reference-mixers/lra-v1.1.toml";
+
+// Reference configurations (manifests/reference-configurations/<name>.toml)
+// use the same layout for a named, open way of running the built-in mixers
+// as a paper ran them (`run --reference table1`): their settings are manifest
+// keys ("model.heads", "train.weight_decay", "rules.param_budget_ratio") and
+// plugin options ("mixer.mask_keys"); an [every_mixer] section holds what
+// every entry sets, and a mixer may name conformance checks its settings are
+// known to fail (`conformance_not_checked`).
+inline constexpr const char* kReferenceConfigurationDir = "reference-configurations/";
 
 // One option of an entry and where it comes from.
 struct ReferenceSetting {
@@ -43,6 +52,10 @@ struct ReferenceEntry {
   std::set<std::string> not_compared;
   std::string note;                                  // the mixer's note, "" when none
   std::string not_reproduced;                        // LRA code behaviour the plugin does not copy
+  // Configurations only: conformance checks (plugins/conformance.h names) the
+  // entry's settings are known to fail, e.g. "padding_mask" where the mixer
+  // reproduces LRA's unmasked keys.
+  std::vector<std::string> conformance_not_checked;
 
   std::string label() const;                 // "performer/listops", "linformer/smoke/image"
   nlohmann::json values() const;             // {option: value}
@@ -61,6 +74,8 @@ class ReferenceTable {
   const std::string& file() const { return file_; }
   const std::string& sha256() const { return sha256_; }  // of the file's bytes
   const std::string& protocol() const { return protocol_; }
+  bool is_configuration() const { return configuration_; }  // a reference configuration, not a settings table
+  const std::string& label() const { return label_; }        // configurations: "LRA Table 1 configuration"
   const std::vector<std::string>& tasks() const { return tasks_; }
   std::vector<std::string> mixers() const;
   bool has_mixer(const std::string& mixer) const { return mixers_.count(mixer) != 0; }
@@ -75,8 +90,11 @@ class ReferenceTable {
     std::map<std::string, std::map<std::string, ReferenceSetting>> tasks, smoke;
     std::set<std::string> not_compared;
     std::string note, not_reproduced;
+    std::vector<std::string> conformance_not_checked;
   };
-  std::string file_, sha256_, protocol_;
+  std::string file_, sha256_, protocol_, label_;
+  bool configuration_ = false;
+  std::map<std::string, ReferenceSetting> every_mixer_;  // configurations: settings of every entry
   std::vector<std::string> tasks_;
   std::map<std::string, Mixer> mixers_;
 };
@@ -87,6 +105,23 @@ class ReferenceTable {
 // excepted). Integers and floats compare by value. Empty: the reference.
 std::vector<std::string> reference_differences(const ReferenceEntry& entry, const nlohmann::json& recorded);
 
+// Reference configurations: the settings of `entry` whose value in (config,
+// options) is not the entry's, sorted; run records them and verify recomputes
+// them. "model.heads" reads config["model"]["heads"] (config: a result's
+// `config`, the manifest as run), "mixer.mask_keys" reads options["mask_keys"]
+// (a result's plugin.options).
+std::vector<std::string> configuration_changes(const ReferenceEntry& entry, const nlohmann::json& config,
+                                               const nlohmann::json& options);
+
+// A result's reference_configuration record in words, for division reasons,
+// run.log, verify and the leaderboard: "LRA Table 1 configuration
+// (reference-configurations/lra-table1.toml, entry local/image)", plus
+// "; changed by --set: model.heads" when the user changed some of it.
+std::string describe_reference_configuration(const nlohmann::json& record);
+
+// A setting's value as --set writes it: text raw, numbers and booleans as JSON.
+std::string setting_text(const nlohmann::json& value);
+
 // True for a manifest name of the smoke preset ("smoke/listops"), whose runs
 // take the table's smoke overrides.
 bool is_smoke_manifest(const std::string& manifest_name);
@@ -94,5 +129,11 @@ bool is_smoke_manifest(const std::string& manifest_name);
 // The tables compiled into the host, parsed once (a broken one throws as parse()).
 const ReferenceTable& reference_table();                              // kReferenceTableFile
 const ReferenceTable* find_reference_table(const std::string& file);  // nullptr when not embedded
+
+// The configuration `run --reference NAME` names: "table1" is
+// reference-configurations/lra-table1.toml. An unknown name is
+// lra::Error(usage) listing the known ones.
+const ReferenceTable& reference_configuration(const std::string& name);
+std::vector<std::string> reference_configuration_names();  // "table1", ...
 
 }  // namespace lra::host

@@ -107,6 +107,7 @@ nlohmann::json run_result_json(const RunResultFacts& r) {
       {"finished_at", r.finished_at},
   };
   if (!r.optimizer.is_null()) j["optimizer"] = r.optimizer;
+  if (!r.reference_configuration.is_null()) j["reference_configuration"] = r.reference_configuration;
   return j;
 }
 

@@ -41,6 +41,8 @@ struct RunResultFacts {
     std::string backend = "none", launcher;
   } ranks;
   std::vector<std::string> overrides;
+  // runs/reference_configuration.h's record; null: no --reference (the field is left out).
+  nlohmann::json reference_configuration;
   nlohmann::json config;  // the resolved manifest (to_json)
   nlohmann::json optimizer;  // {"groups": [...]} (train/optimizer_groups.h); null: not recorded
   std::string model_sha256;

@@ -66,6 +66,7 @@ VerifyReport verify_result_json(const json& result, const OfficialLookup& offici
   check_model_field(c);
   check_param_budget(c, fields);
   check_optimizer_groups(c, result, fields);
+  report.configuration = check_reference_configuration(c, result);
   const bool closed = check_division(c, result, fields, official, report.release);
   report.division = closed ? "closed" : "open";
   const bool claimed_valid = check_host_verdict(c, fields);
@@ -111,6 +112,7 @@ nlohmann::json to_json(const VerifyReport& r) {
           {"division", r.division.empty() ? json(nullptr) : json(r.division)},
           {"valid", r.valid},
           {"signed_by", r.signed_by.empty() ? json(nullptr) : json(r.signed_by)},
+          {"reference_configuration", r.configuration.empty() ? json(nullptr) : json(r.configuration)},
           {"release", r.release ? json(r.release->release) : json(nullptr)},
           {"release_note", r.release && !r.release->note.empty() ? json(r.release->note) : json(nullptr)},
           {"superseded_by",

@@ -15,6 +15,8 @@
 //     (results/closed_checks.h): config is the manifest's own (train.seed
 //     aside), task.examples are the official split sizes, and for generated
 //     data task.data_fingerprint is the official data's.
+// A result that records a reference configuration (run --reference) must
+// carry the compiled-in table's entry for its plugin and task, and be open.
 // A signature, when present, must verify over the digest (signed_by names
 // its key); model.pt beside the file must have the recorded model.sha256.
 // A "closed" claim that fails these is invalid, with the reasons; an "open"
@@ -60,6 +62,10 @@ struct VerifyReport {
   std::optional<OfficialManifest> release;
   // The key id of a signature that verifies ("" = unsigned or not verified).
   std::string signed_by;
+  // A result made under a reference configuration (run --reference), in words
+  // from the checked record: "LRA Table 1 configuration (…, entry local/image)";
+  // "" when none (or the record failed, then with the reason).
+  std::string configuration;
 };
 
 VerifyReport verify_result_json(const nlohmann::json& result, const OfficialLookup& official);

@@ -57,6 +57,13 @@ void check_param_budget(Checker& c, const ResultFields& f);
 // decay and learning rates, and cover every parameter once.
 void check_optimizer_groups(Checker& c, const nlohmann::json& result, const ResultFields& f);
 
+// configuration_check.cpp — a reference_configuration record (run
+// --reference) is the compiled-in table's entry for the result's plugin and
+// task, `changed` is recomputed from config and plugin.options, and the
+// result is open. Returns the configuration in words ("" when the result has
+// none or the record fails).
+std::string check_reference_configuration(Checker& c, const nlohmann::json& result);
+
 // division_check.cpp — the division recomputed: true only when a "closed"
 // claim holds; then `release` is the official release it names by hash,
 // otherwise it is reset.

@@ -14,7 +14,9 @@ RunDivision classify_run(const RunChoices& c) {
     d.open_because("task '" + c.task + "' has no official manifest in this host");
   else if (c.manifest_sha256 != c.official_sha256)
     d.open_because(c.manifest_label + " differs from the official " + c.official_name);
-  for (const auto& o : c.overrides) d.open_because("--set " + o + " changes a fixed key");
+  for (std::size_t i = 0; i < c.overrides.size(); ++i)
+    d.open_because(i < c.configured ? c.configured_by + " sets " + c.overrides[i] + " (a fixed key)"
+                                    : "--set " + c.overrides[i] + " changes a fixed key");
   return d;
 }
 

@@ -25,6 +25,10 @@ struct RunChoices {
   std::string official_name;      // e.g. "lra-v1/listops.toml" ("" = none)
   std::string official_sha256;    // "" when the task has no official manifest
   std::vector<std::string> overrides;  // --set KEY=VALUE on fixed keys
+  // The first `configured` overrides come from a reference configuration
+  // (run --reference), named by `configured_by` ("--reference table1").
+  std::size_t configured = 0;
+  std::string configured_by;
 };
 RunDivision classify_run(const RunChoices& c);
 

@@ -30,6 +30,7 @@
 #include "results/system_info.h"
 #include "rules/rules.h"
 #include "runs/official_registry.h"
+#include "runs/reference_configuration.h"
 #include "train/batches.h"
 #include "train/checkpoint.h"
 #include "train/module_io.h"
@@ -61,6 +62,8 @@ struct RunPlan {
   RunMixerOptions resolved;
   RunDivision division;
   RankInfo ranks;
+  std::optional<ReferenceConfigurationRun> configuration;  // --reference
+  nlohmann::json configuration_record;                     // result.json's reference_configuration (null: none)
 };
 
 RunPlan plan_run(const RunArgs& a) {
@@ -75,7 +78,14 @@ RunPlan plan_run(const RunArgs& a) {
                 p.manifest.source + ": manifest is for task '" + p.manifest.task + "', not '" + a.task + "'");
   p.choices = run_choices(a.task, a.manifest ? "manifest " + p.manifest.source : "preset '" + a.preset + "'",
                           p.manifest.text, &p.release);
-  const auto mixer_sets = apply_sets(a.sets, p.manifest, &p.choices.overrides);
+  // --reference: the entry's manifest settings first, as overrides; the user's --set after them wins.
+  if (a.reference) {
+    p.configuration = apply_reference_configuration(*a.reference, *p.mixer, a.task, p.manifest, &p.choices.overrides);
+    p.choices.configured = p.choices.overrides.size();
+    p.choices.configured_by = "--reference " + *a.reference;
+  }
+  auto mixer_sets = apply_sets(a.sets, p.manifest, &p.choices.overrides);
+  if (p.configuration) mixer_sets = with_configuration_options(*p.configuration, mixer_sets);
   if (a.seed) p.manifest.train.seed = *a.seed;  // a trial index: recorded, stays closed
   // Data parallel when launched as several ranks; the manifest's global batch is kept.
   p.ranks = rank_info_from_environment();
@@ -86,6 +96,15 @@ RunPlan plan_run(const RunArgs& a) {
   // Built-in mixers start from the task's LRA reference settings (manifests/reference-mixers/), then --set.
   p.resolved = resolve_run_mixer_options(*p.mixer, mixer_sets, a.task, p.manifest.name);
   p.division = classify_run(p.choices);
+  if (p.configuration) {
+    // Open whatever it changes (the transformer's entry changes nothing): the
+    // closed division keeps one backbone for every mixer.
+    p.configuration_record =
+        reference_configuration_record(*p.configuration, to_json(p.manifest), params_json(p.resolved.options));
+    p.division.open_because(describe_reference_configuration(p.configuration_record) +
+                            ": a paper's per-model settings, not the closed division's one backbone for all");
+    std::rotate(p.division.reasons.begin(), p.division.reasons.end() - 1, p.division.reasons.end());
+  }
   return p;
 }
 
@@ -136,7 +155,14 @@ BuiltModel build_model(const RunPlan& p, const lra::TaskInfo& info, const std::s
   b.groups = optimizer_groups(*b.model, mixers, p.mixer->descriptor.abi_minor, name, m.train);
   log_hinted_groups(b.groups, log);
   // The plugin keeps the promises its descriptor makes, at this task's shape (plugins/conformance.h).
-  log.info("{}", enforce_conformance(name, check_conformance(p.mixer->descriptor.capabilities, make_mixer, mixer_specs,
+  uint32_t capabilities = p.mixer->descriptor.capabilities;
+  if (p.configuration)  // checks its settings are known to fail (LRA's unmasked keys): not run, and said so
+    for (const auto& check : p.configuration->entry.conformance_not_checked) {
+      capabilities &= ~capability_checked_by(check);
+      log.info("conformance check {} not run: {} reproduces behaviour that fails it", check,
+               p.configuration->table->label());
+    }
+  log.info("{}", enforce_conformance(name, check_conformance(capabilities, make_mixer, mixer_specs,
                                                               {2, static_cast<uint64_t>(m.train.seed), false, 10000.0,
                                                                pick_device(device).str()})));
   return b;
@@ -238,6 +264,9 @@ void start_run_log(const RunArgs& a, const RunPlan& p, const RunDirectory& dir, 
              p.release->current ? "" : " (superseded by " + p.release->superseded_by + ")");
   if (p.release && !p.release->note.empty()) log.info("release note: {}", p.release->note);
   for (const auto& r : p.division.reasons) log.info("open division: {}", r);
+  if (p.configuration)
+    log.info("reference configuration: {}; settings {}", describe_reference_configuration(p.configuration_record),
+             p.configuration_record["settings"].dump());
   // Logged once run.log exists, so the file says which settings the mixer ran with.
   if (const auto what = describe_reference_settings(p.resolved.reference_settings); !what.empty())
     log.info("mixer options: {}", what);
@@ -297,6 +326,7 @@ RunResultFacts run_record(const RunFacts& f) {
   r.seed = p.manifest.train.seed;
   r.ranks = {p.ranks.world_size, f.dist ? f.dist->backend() : "none", p.ranks.source};
   r.overrides = p.choices.overrides;
+  r.reference_configuration = p.configuration_record;
   r.config = to_json(p.manifest);
   r.optimizer = optimizer_record(f.built.groups, p.manifest.train.weight_decay);
   r.model_sha256 = f.model_sha256;
@@ -364,6 +394,7 @@ std::optional<RunSummary> train_run(const RunArgs& a, spdlog::logger& log) {
     stop.plugin = plan.mixer->descriptor.name;
     stop.task = a.task;
     stop.division = plan.division.name;
+    stop.configuration = describe_reference_configuration(plan.configuration_record);
     stop.stopped = true;
     stop.steps_done = tr.steps;
     stop.total_steps = m.train.steps;
@@ -387,7 +418,8 @@ std::optional<RunSummary> train_run(const RunArgs& a, spdlog::logger& log) {
   nlohmann::json sealed = seal(run_result_json(record));
   if (sign_key) sealed["signature"] = sign_digest(*sign_key, sealed["digest"].get<std::string>());
   write_result(dir.out, sealed);
-  return RunSummary{plan.mixer->descriptor.name, a.task, plan.division.name, tr.test.accuracy,
+  return RunSummary{plan.mixer->descriptor.name, a.task, plan.division.name,
+                    describe_reference_configuration(plan.configuration_record), tr.test.accuracy,
                     record.metrics.majority_class_rate, tr.best_val_accuracy, data.dataset.test.size(),
                     tr.best_val_step, tr.train_seconds, tr.steps_per_second, dir.out / "result.json",
                     sign_key ? std::optional<std::string>(sign_key->key_id) : std::nullopt};

@@ -18,6 +18,7 @@ struct RunArgs {
   std::string plugin, task, preset = "official";
   std::optional<std::string> manifest, data_dir, out;
   std::vector<std::string> sets;
+  std::optional<std::string> reference;  // --reference NAME: a reference configuration (runs/reference_configuration.h)
   std::optional<int64_t> seed;
   std::string device = "auto";
   int threads = 0;  // 0 = all cores
@@ -32,6 +33,7 @@ struct RunArgs {
 // What the person who started the run reads at its end (rank 0 only).
 struct RunSummary {
   std::string plugin, task, division;
+  std::string configuration;  // the reference configuration in words, "" when none
   double test_accuracy = 0, majority_class_rate = 0, best_val_accuracy = 0;
   size_t test_examples = 0;
   int64_t best_val_step = -1;

@@ -7,7 +7,9 @@
 // Bidirectional: K'^T V is formed once, O(L) time and memory. Causal: the sums
 // run over j <= i, computed chunk by chunk (a small lower-triangular block
 // inside each chunk plus an exclusive prefix sum of per-chunk K'^T V states).
-// Padded keys get zero features, so they carry exactly no weight.
+// Padded keys get zero features, so they carry exactly no weight, unless
+// mask_keys = false: LRA's linear attention applies no mask at all, so padding
+// (and, under the zero-pixel mask, black pixels) stay keys there.
 #include <algorithm>
 #include <string>
 
@@ -59,8 +61,9 @@ at::Tensor causal_sum(const at::Tensor& fq, const at::Tensor& fk, const at::Tens
 
 class LinearAttention final : public lra::Mixer {
  public:
-  LinearAttention(const lra::MixerSpec& spec, double eps, int64_t chunk)
-      : heads_(spec.heads), causal_(spec.causal), eps_(eps), chunk_(chunk), rotary_base_(spec.rotary_base),
+  LinearAttention(const lra::MixerSpec& spec, double eps, int64_t chunk, bool mask_keys)
+      : heads_(spec.heads), causal_(spec.causal), mask_keys_(mask_keys), eps_(eps), chunk_(chunk),
+        rotary_base_(spec.rotary_base),
         proj_(register_module("proj", lra::QKVO(spec.d_model, spec.qkv_dim))) {}
 
   // spec.attention_dropout is not applied: no attention matrix exists to drop
@@ -70,7 +73,7 @@ class LinearAttention final : public lra::Mixer {
     auto fk = feature_map(lra::ops::split_heads(proj_->k(x), heads_));
     auto v = lra::ops::split_heads(proj_->v(x), heads_);
     // Padded keys: zero features => zero weight in numerator and denominator.
-    if (mask.defined()) fk = fk * mask.to(fk.scalar_type()).unsqueeze(1).unsqueeze(-1);
+    if (mask.defined() && mask_keys_) fk = fk * mask.to(fk.scalar_type()).unsqueeze(1).unsqueeze(-1);
     auto sum = [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& values) {
       return causal_ ? causal_sum(q, k, values, chunk_) : bidirectional_sum(q, k, values);
     };
@@ -91,7 +94,7 @@ class LinearAttention final : public lra::Mixer {
 
  private:
   int64_t heads_;
-  bool causal_;
+  bool causal_, mask_keys_;
   double eps_;
   int64_t chunk_;
   double rotary_base_;
@@ -102,6 +105,9 @@ std::vector<lra::OptionSpec> options() {
   return {
       {"eps", 1e-6, "added to the normaliser phi(q)^T sum phi(k) (LRA: 1e-6)"},
       {"chunk", int64_t{64}, "causal mode only: chunk length of the prefix sums (memory/speed, not results)"},
+      {"mask_keys", true,
+       "padded keys get zero features; false reproduces LRA, which applies no mask (padding and, under the "
+       "zero-pixel mask, black pixels stay keys; it fails the padding_mask conformance check)"},
   };
 }
 
@@ -110,11 +116,11 @@ std::shared_ptr<lra::Mixer> create(const lra::MixerSpec& spec, const lra::ParamR
   const int64_t chunk = o.get_int("chunk");
   if (!(eps >= 0.0)) throw lra::Error(lra::ErrorKind::rules, "linear_transformer: eps must be >= 0");
   if (chunk < 1) throw lra::Error(lra::ErrorKind::rules, "linear_transformer: chunk must be >= 1");
-  return std::make_shared<LinearAttention>(spec, eps, chunk);
+  return std::make_shared<LinearAttention>(spec, eps, chunk, o.get_bool("mask_keys"));
 }
 
 }  // namespace
 
-LRA_MIXER_PLUGIN("linear_transformer", "1.0.0",
+LRA_MIXER_PLUGIN("linear_transformer", "1.1.0",
                  "Linear attention with elu+1 features (Katharopoulos et al. 2020), O(L), causal via prefix sums",
                  LRA_CAP_CAUSAL | LRA_CAP_PADDING_MASK | LRA_CAP_ROTARY, options, create)

@@ -12,6 +12,7 @@
 // end of each row, a row with n real tokens then gives exactly the output of
 // the same n tokens fed alone (which use E's first n columns): the padding
 // mask is honoured exactly (tests/unit/mixers/test_linformer.cpp checks it).
+// mask_keys = false reproduces LRA, which ignores the mask: padding is projected too.
 #include <cmath>
 #include <string>
 
@@ -24,6 +25,7 @@ struct LinformerOptions {
   int64_t k = 16;
   bool share_kv = true;
   bool learned = true;  // false: E (and F) are fixed random buffers
+  bool mask_keys = true;  // false: padded keys and values are projected as well (LRA)
 };
 
 // Xavier-uniform bound of LRA's (max_len, k) projection kernel (Flax: fan_in
@@ -38,13 +40,14 @@ at::Tensor projection_init(int64_t k, int64_t max_len) {
 class LinformerAttention final : public lra::Mixer {
  public:
   LinformerAttention(const lra::MixerSpec& spec, const LinformerOptions& o)
-      : heads_(spec.heads), max_len_(spec.max_len), dropout_(spec.attention_dropout),
+      : heads_(spec.heads), max_len_(spec.max_len), mask_keys_(o.mask_keys), dropout_(spec.attention_dropout),
         proj_(register_module("proj", lra::QKVO(spec.d_model, spec.qkv_dim))) {
     e_ = add_projection("E", o);
     f_ = o.share_kv ? e_ : add_projection("F", o);
   }
 
-  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask) override {
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& given_mask) override {
+    const at::Tensor mask = mask_keys_ ? given_mask : at::Tensor();
     const int64_t L = x.size(1);
     TORCH_CHECK(L <= max_len_, "linformer: sequence length ", L, " exceeds max_len ", max_len_,
                 " (the length projection has max_len columns)");
@@ -75,6 +78,7 @@ class LinformerAttention final : public lra::Mixer {
 
   int64_t heads_;
   int64_t max_len_;
+  bool mask_keys_;
   double dropout_;
   lra::QKVO proj_;
   at::Tensor e_, f_;
@@ -88,6 +92,9 @@ std::vector<lra::OptionSpec> options() {
        "learned: E is a trainable k x max_len parameter (LRA, k·max_len parameters per layer); "
        "fixed: E is a fixed random buffer (0 parameters; fits every task's budget); "
        "auto: learned when E adds at most 10% to the layer's Q/K/V/O parameters, else fixed"},
+      {"mask_keys", true,
+       "padded keys and values are zeroed before the projection; false reproduces LRA, which ignores the mask "
+       "(it fails the padding_mask conformance check)"},
   };
 }
 
@@ -95,6 +102,7 @@ LinformerOptions read_options(const lra::ParamReader& r, const lra::MixerSpec& s
   LinformerOptions o;
   o.k = r.get_int("k");
   o.share_kv = r.get_bool("share_kv");
+  o.mask_keys = r.get_bool("mask_keys");
   const std::string projection = r.get_string("projection");
   if (o.k < 1) throw lra::Error(lra::ErrorKind::rules, "linformer: k must be >= 1, got " + std::to_string(o.k));
   if (projection != "learned" && projection != "fixed" && projection != "auto")
@@ -117,6 +125,6 @@ std::shared_ptr<lra::Mixer> create(const lra::MixerSpec& spec, const lra::ParamR
 }  // namespace
 
 // Not causal: every projected key mixes all positions, the future included.
-LRA_MIXER_PLUGIN("linformer", "1.0.0",
+LRA_MIXER_PLUGIN("linformer", "1.1.0",
                  "Linformer (Wang et al. 2020): keys and values projected along the length axis to k rows, O(L·k)",
                  LRA_CAP_PADDING_MASK, options, create)

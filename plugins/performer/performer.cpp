@@ -44,6 +44,7 @@ struct Config {
   int64_t nb_features = 256;  // m; for relu, 0 = deterministic features (no projection)
   int64_t redraw = 0;         // training forwards between feature redraws; 0 = fixed features
   int64_t chunk = 64;         // causal prefix sums: chunk length
+  bool mask_keys = true;      // false: no padding mask at all (LRA)
 };
 
 // ---------------------------------------------------------------- random features
@@ -194,7 +195,9 @@ class Performer final : public lra::Mixer {
 
   // spec.attention_dropout is not applied: there is no attention matrix to drop
   // from (LRA's Performer ignores it as well).
-  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask) override {
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& given_mask) override {
+    // mask_keys = false: LRA's fast attention applies no mask, padded keys count.
+    const at::Tensor mask = cfg_.mask_keys ? given_mask : at::Tensor();
     maybe_redraw();
     // With redraws on, compute from a copy: a later redraw must not modify a
     // tensor that an earlier forward saved for its backward.
@@ -251,6 +254,9 @@ std::vector<lra::OptionSpec> options() {
        "random features m (LRA's ListOps config used 2); relu only: 0 = deterministic relu(x) features"},
       {"redraw", int64_t{0}, "redraw the random features every N training forwards; 0 = fixed features"},
       {"chunk", int64_t{64}, "causal mode only: chunk length of the prefix sums (memory/speed, not results)"},
+      {"mask_keys", true,
+       "padded keys get zero features; false reproduces LRA, which applies no mask (padding and, under the "
+       "zero-pixel mask, black pixels stay keys; it fails the padding_mask conformance check)"},
   };
 }
 
@@ -267,6 +273,7 @@ std::shared_ptr<lra::Mixer> create(const lra::MixerSpec& spec, const lra::ParamR
   cfg.nb_features = o.get_int("nb_features");
   cfg.redraw = o.get_int("redraw");
   cfg.chunk = o.get_int("chunk");
+  cfg.mask_keys = o.get_bool("mask_keys");
   if (cfg.nb_features < (cfg.kernel == Kernel::softmax ? 1 : 0))
     bad_option("nb_features must be >= 1 for the softmax kernel (>= 0 for relu)");
   if (cfg.redraw < 0) bad_option("redraw must be >= 0");
@@ -276,6 +283,6 @@ std::shared_ptr<lra::Mixer> create(const lra::MixerSpec& spec, const lra::ParamR
 
 }  // namespace
 
-LRA_MIXER_PLUGIN("performer", "1.0.0",
+LRA_MIXER_PLUGIN("performer", "1.1.0",
                  "Performer FAVOR+ attention (Choromanski et al. 2021): orthogonal positive random features, O(L m)",
                  LRA_CAP_CAUSAL | LRA_CAP_PADDING_MASK, options, create)
