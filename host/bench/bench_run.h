@@ -21,6 +21,7 @@ struct BenchArgs {
   // --task: a task's manifest (a comma-separated list, or "suite": every task of `lrahost suite`)
   // timed as `run` trains it, and its whole run predicted (bench/task_bench.h).
   std::string task, preset = "official";
+  std::string reference;  // --task with --reference NAME: the runs `run --reference NAME` would make ("" = none)
   int64_t micro_batch = 0;
   std::vector<std::string> accuracy;             // result.json files: accuracy for the speed/accuracy chart
   std::vector<std::string> report;               // bench.json files to merge into reports (nothing measured)

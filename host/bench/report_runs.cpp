@@ -69,6 +69,7 @@ nlohmann::json run_estimates_json(const std::vector<TaskRunEstimate>& runs) {
         {"preset", r.preset},
         {"manifest", r.manifest},
         {"release", r.release.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.release)},
+        {"configuration", r.configuration.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.configuration)},
         {"status", r.ok() ? "ok" : r.train.status},
         {"training", bench_points_json({r.train})[0]},
         {"micro_batch", r.micro_batch},
@@ -109,7 +110,8 @@ std::string run_estimates_markdown(const std::vector<TaskRunEstimate>& runs) {
   for (const auto& r : runs) {
     const auto& t = r.train;
     const std::string batch = std::to_string(t.batch) + (r.micro_batch > 0 ? " (micro " + std::to_string(r.micro_batch) + ")" : "");
-    md << "| " << md_text(r.plugin) << " | " << r.task << " | " << with_commas(t.length) << " | " << batch << " | ";
+    md << "| " << md_text(r.plugin) << (r.configuration.empty() ? "" : " (" + md_text(r.configuration) + ")") << " | "
+       << r.task << " | " << with_commas(t.length) << " | " << batch << " | ";
     if (!r.ok()) {
       md << (t.status == "oom" ? "OOM" : "error") << " | | | | " << with_commas(r.schedule.train_steps)
          << " | | | | | " << r.seeds << " | |\n";

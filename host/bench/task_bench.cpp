@@ -23,6 +23,7 @@
 #include "plugins/loader.h"
 #include "plugins/mixer_factory.h"
 #include "plugins/mixer_options.h"
+#include "plugins/reference_configuration.h"
 #include "results/system_info.h"
 #include "train/trainer.h"
 
@@ -72,18 +73,27 @@ std::vector<Planned> plan(const BenchArgs& a) {
       Planned x;
       x.plugin = p;
       x.manifest = m;
-      x.options = resolve_run_mixer_options(*p, {}, m.task, m.name).options;
+      std::map<std::string, std::string> given;  // mixer options as --set would give them
+      if (!a.reference.empty()) {
+        // As `run --reference` makes it: the entry's manifest settings, then its options.
+        std::vector<std::string> overrides;
+        const auto c = apply_reference_configuration(a.reference, *p, m.task, x.manifest, &overrides);
+        given = with_configuration_options(c, {});
+        x.estimate.configuration = c.table->label() + " (entry " + c.entry.label() + ")";
+      }
+      x.options = resolve_run_mixer_options(*p, given, m.task, m.name).options;
       auto& e = x.estimate;
       e.plugin = p->descriptor.name;
       e.task = m.task;
       e.preset = a.preset;
       e.manifest = m.name;
       if (const auto r = find_release(m.task, sha256_hex(m.text))) e.release = r->version;
-      e.micro_batch = a.micro_batch > 0 && a.micro_batch < m.train.batch_size ? a.micro_batch : 0;
-      e.eval_batch = m.train.eval_batch_size;
-      e.seeds = static_cast<int64_t>(trial_seeds(m).size());
-      e.splits = run_split_sizes(m);
-      e.schedule = run_schedule(m.train, e.splits);
+      const Manifest& mm = x.manifest;  // with the configuration's settings
+      e.micro_batch = a.micro_batch > 0 && a.micro_batch < mm.train.batch_size ? a.micro_batch : 0;
+      e.eval_batch = mm.train.eval_batch_size;
+      e.seeds = static_cast<int64_t>(trial_seeds(mm).size());
+      e.splits = run_split_sizes(mm);
+      e.schedule = run_schedule(mm.train, e.splits);
       out.push_back(std::move(x));
     }
   return out;

@@ -44,6 +44,10 @@ void add_bench_command(CLI::App& app, CommandSlot& slot) {
                              "`lrahost suite`");
   task->excludes(lengths)->excludes(batch);
   b->add_option("--preset", a->preset, "With --task: the manifest preset (official, smoke)")->needs(task);
+  b->add_option("--reference", a->reference,
+                "With --task: time and predict the runs `run --reference NAME` makes (table1: LRA's Table 1 "
+                "settings of each built-in mixer: its backbone and mixer options)")
+      ->needs(task);
   b->add_option("--micro-batch", a->micro_batch,
                 "With --task: accumulate gradients over micro-batches of this size, as run --micro-batch")
       ->needs(task);

@@ -22,6 +22,9 @@ void add_suite_command(CLI::App& app, CommandSlot& slot) {
   st->add_option("--tasks", a->tasks, "Comma-separated tasks (default: all six)");
   st->add_option("--seeds", a->seeds, "Comma-separated trial seeds (default: each manifest's rules.seeds)");
   add_preset_option(st, a->preset, "official (closed division) or smoke");
+  st->add_option("--reference", a->reference,
+                 "Run every task under a reference configuration (table1: LRA's Table 1 settings of a built-in "
+                 "mixer, docs/mixers.md); passed to every run, which is open and labelled");
   st->add_option("--set", a->sets, "KEY=VALUE passed to every run");
   st->add_option("--data-dir", a->data_dir, "Data root for every run");
   add_device_option(st, a->device);

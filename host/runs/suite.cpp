@@ -22,6 +22,7 @@
 #include "lra/abi.h"
 #include "lra/status.h"
 #include "manifest/presets.h"
+#include "plugins/reference_configuration.h"
 #include "plugins/loader.h"
 #include "runs/child_runs.h"
 
@@ -49,6 +50,7 @@ std::vector<std::string> run_arguments(const SuiteArgs& a, const PlannedRun& r, 
   std::vector<std::string> v = {"run",    "--plugin", a.plugin, "--task",   r.task,         "--preset",
                                 a.preset, "--seed",   std::to_string(r.seed), "--out", r.out.string(),
                                 "--device", a.device, "--threads", std::to_string(a.threads)};
+  if (a.reference) v.insert(v.end(), {"--reference", *a.reference});
   for (const auto& s : a.sets) v.insert(v.end(), {"--set", s});
   if (a.data_dir) v.insert(v.end(), {"--data-dir", *a.data_dir});
   if (a.micro_batch > 0) v.insert(v.end(), {"--micro-batch", std::to_string(a.micro_batch)});
@@ -211,6 +213,13 @@ SuiteOutcome run_suite(const SuiteArgs& a) {
   if (a.seeds) cli_seeds = parse_seed_list(*a.seeds, "--seeds");
   // a rejected plugin would fail every task the same way: exit 3 now
   const LoadedPlugin& plugin = open_plugin(a.plugin, LRA_KIND_MIXER);
+  // A configuration that does not cover this plugin or a task: exit 2 now, not after the first runs.
+  if (a.reference)
+    for (const auto& task : tasks) {
+      Manifest m = load_preset(task, a.preset);
+      std::vector<std::string> ignored;
+      apply_reference_configuration(*a.reference, plugin, task, m, &ignored);
+    }
   check_output_dir_argument(a.out);  // empty, a file: exit 2
   if (a.sign_key) load_ed25519_private_key(*a.sign_key);  // a key that cannot sign: exit 2 before the first run
   SuiteOutcome r;
@@ -245,6 +254,7 @@ SuiteOutcome run_suite(const SuiteArgs& a) {
   for (const auto& e : scores) score_json.push_back(to_json(e));
   const json summary = {{"schema", kSuiteSchema},   {"plugin", a.plugin},   {"preset", a.preset},
                         {"tasks", tasks},           {"seeds", plan.seeds_by_task}, {"sets", a.sets},
+                        {"reference", a.reference ? json(*a.reference) : json(nullptr)},
                         {"runs", runs},             {"scores", score_json}, {"started_at", started_at},
                         {"finished_at", utc_now()}};
   r.markdown = markdown_summary(a, scores, runs, tasks);

@@ -18,6 +18,7 @@ struct SuiteArgs {
   std::string tasks = "listops,text,retrieval,image,pathfinder,pathx";
   std::optional<std::string> seeds;     // comma-separated; default: the manifest's rules.seeds
   std::vector<std::string> sets;        // passed to every run
+  std::optional<std::string> reference; // --reference NAME, passed to every run (plugins/reference_configuration.h)
   std::optional<std::string> data_dir;
   std::string device = "auto";
   int threads = 0;

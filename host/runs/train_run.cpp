@@ -30,7 +30,7 @@
 #include "results/system_info.h"
 #include "rules/rules.h"
 #include "runs/official_registry.h"
-#include "runs/reference_configuration.h"
+#include "plugins/reference_configuration.h"
 #include "train/batches.h"
 #include "train/checkpoint.h"
 #include "train/module_io.h"

@@ -18,7 +18,7 @@ struct RunArgs {
   std::string plugin, task, preset = "official";
   std::optional<std::string> manifest, data_dir, out;
   std::vector<std::string> sets;
-  std::optional<std::string> reference;  // --reference NAME: a reference configuration (runs/reference_configuration.h)
+  std::optional<std::string> reference;  // --reference NAME: a reference configuration (plugins/reference_configuration.h)
   std::optional<int64_t> seed;
   std::string device = "auto";
   int threads = 0;  // 0 = all cores

@@ -33,7 +33,7 @@ Outcome tiny_run(const std::string& data, const fs::path& out, const std::string
 json result_of(const fs::path& run) { return json::parse(read_text(run / "result.json")); }
 
 std::string table_sha256() {
-  return lra::host::sha256_hex(read_text(fs::path(LRA_SOURCE_DIR) / "manifests/reference-mixers/lra-v1.toml"));
+  return lra::host::sha256_hex(read_text(fs::path(LRA_SOURCE_DIR) / "manifests/reference-mixers/lra-v1.1.toml"));
 }
 
 // Each test in its own folder (ctest runs every test as its own process).
@@ -48,7 +48,7 @@ TEST_F(ReferenceCli, RunAppliesAndRecordsTheTaskEntry) {
   auto o = tiny_run(data(), path("ref"), "performer");
   ASSERT_EQ(o.code, 0) << o.output;
   EXPECT_NE(o.output.find("mixer options: LRA reference settings performer/smoke/listops from "
-                          "reference-mixers/lra-v1.toml"),
+                          "reference-mixers/lra-v1.1.toml"),
             std::string::npos)
       << o.output;
   const json r = result_of(path("ref"));
@@ -58,13 +58,13 @@ TEST_F(ReferenceCli, RunAppliesAndRecordsTheTaskEntry) {
   EXPECT_EQ(p["options"]["nb_features"], 2);
   EXPECT_EQ(p["options"]["redraw"], 1);
   const json& rs = p["reference_settings"];
-  EXPECT_EQ(rs["table"], "reference-mixers/lra-v1.toml");
+  EXPECT_EQ(rs["table"], "reference-mixers/lra-v1.1.toml");
   EXPECT_EQ(rs["sha256"], table_sha256());
   EXPECT_EQ(rs["entry"], "performer/smoke/listops");
   EXPECT_EQ(rs["used"], true);
   EXPECT_EQ(rs["changed"], json::array());
   EXPECT_EQ(rs["applied"], json({"nb_features", "redraw"}));
-  EXPECT_EQ(rs["settings"], json({{"kernel", "softmax"}, {"nb_features", 2}, {"redraw", 1}}));
+  EXPECT_EQ(rs["settings"], json({{"kernel", "softmax"}, {"mask_keys", true}, {"nb_features", 2}, {"redraw", 1}}));
   EXPECT_EQ(r["division"], "open") << "the smoke preset; mixer options never decide the division";
   // The result still verifies (the new field is sealed with the rest).
   auto v = lrahost("verify " + (path("ref") / "result.json").string());
@@ -143,7 +143,7 @@ TEST_F(ReferenceCli, SuiteRunsInheritItAndTheLeaderboardMarksIt) {
                    " --out " + site.string());
   ASSERT_EQ(b.code, 0) << b.output;
   const std::string md = read_text(site / "leaderboard.md");
-  EXPECT_NE(md.find("performer 1.0.0"), std::string::npos) << md;
+  EXPECT_NE(md.find("performer 1.1.0"), std::string::npos) << md;
   EXPECT_NE(md.find("✓ LRA reference settings"), std::string::npos) << md;
   EXPECT_NE(md.find("✗ not the LRA reference settings (listops: nb_features)"), std::string::npos) << md;
   const std::string html = read_text(site / "index.html");

@@ -95,7 +95,7 @@ a = { value = 1, source = "models/m.py:1" }
 
 TEST(ReferenceTable, CoversEveryBuiltinMixerAndTask) {
   const ReferenceTable& t = reference_table();
-  EXPECT_EQ(t.file(), "reference-mixers/lra-v1.toml");
+  EXPECT_EQ(t.file(), "reference-mixers/lra-v1.1.toml");
   EXPECT_EQ(t.protocol(), "lra-v1");
   EXPECT_EQ(t.tasks(), kTasks);
   auto mixers = kMixers;
@@ -132,9 +132,9 @@ TEST(ReferenceTable, ResolvesDefaultsTaskAndSmokeOverrides) {
   const ReferenceTable& t = reference_table();
   // performer: generalized ReLU kernel by default, FAVOR+ with 2 redrawn features on ListOps.
   EXPECT_EQ(t.entry("performer", "text", false)->values(),
-            json({{"kernel", "relu"}, {"nb_features", 0}, {"redraw", 0}}));
+            json({{"kernel", "relu"}, {"mask_keys", true}, {"nb_features", 0}, {"redraw", 0}}));
   EXPECT_EQ(t.entry("performer", "listops", false)->values(),
-            json({{"kernel", "softmax"}, {"nb_features", 2}, {"redraw", 1}}));
+            json({{"kernel", "softmax"}, {"mask_keys", true}, {"nb_features", 2}, {"redraw", 1}}));
   // sparse_transformer: the first position is global only under CLS pooling (and Retrieval's first byte).
   for (const auto& task : kTasks)
     EXPECT_EQ(t.entry("sparse_transformer", task, false)->values()["global_tokens"],
@@ -162,7 +162,7 @@ TEST(ReferenceTable, ResolvesDefaultsTaskAndSmokeOverrides) {
 
 TEST(ReferenceTable, ComparesRecordedOptions) {
   const auto e = *reference_table().entry("performer", "text", false);
-  const json reference = {{"kernel", "relu"}, {"nb_features", 0}, {"redraw", 0}, {"chunk", 64}};
+  const json reference = {{"kernel", "relu"}, {"nb_features", 0}, {"redraw", 0}, {"chunk", 64}, {"mask_keys", true}};
   EXPECT_TRUE(reference_differences(e, reference).empty());
   json other_chunk = reference;
   other_chunk["chunk"] = 7;  // compute-only: still the reference
@@ -174,8 +174,12 @@ TEST(ReferenceTable, ComparesRecordedOptions) {
   EXPECT_EQ(reference_differences(e, changed), (std::vector<std::string>{"extra", "kernel", "redraw"}));
   // Numbers compare by value (1e-6 recorded as a float either way).
   const auto lt = *reference_table().entry("linear_transformer", "text", false);
-  EXPECT_TRUE(reference_differences(lt, json{{"eps", 1e-6}, {"chunk", 64}}).empty());
-  EXPECT_EQ(reference_differences(lt, json{{"eps", 1e-5}, {"chunk", 64}}), std::vector<std::string>{"eps"});
+  EXPECT_TRUE(reference_differences(lt, json{{"eps", 1e-6}, {"chunk", 64}, {"mask_keys", true}}).empty());
+  EXPECT_EQ(reference_differences(lt, json{{"eps", 1e-5}, {"chunk", 64}, {"mask_keys", true}}),
+            std::vector<std::string>{"eps"});
+  EXPECT_EQ(reference_differences(lt, json{{"eps", 1e-6}, {"chunk", 64}, {"mask_keys", false}}),
+            std::vector<std::string>{"mask_keys"})
+      << "LRA's unmasked keys are not the closed reference";
 }
 
 TEST(ReferenceTable, RejectsMalformedTables) {
@@ -221,7 +225,7 @@ TEST_P(ReferenceBudget, EveryTaskResolvesAndFitsOfficialAndSmoke) {
       const RunMixerOptions r = resolve_run_mixer_options(plugin, {}, task, m.name);
       const json& rs = r.reference_settings;
       ASSERT_TRUE(rs.is_object());
-      EXPECT_EQ(rs["table"], "reference-mixers/lra-v1.toml");
+      EXPECT_EQ(rs["table"], "reference-mixers/lra-v1.1.toml");
       EXPECT_EQ(rs["sha256"], reference_table().sha256());
       EXPECT_EQ(rs["entry"], name + (preset == "smoke" ? "/smoke/" : "/") + task);
       EXPECT_EQ(rs["used"], true);
@@ -259,7 +263,7 @@ TEST(ReferenceSettings, EachPluginReadmeListsItsReferenceSettings) {
     const auto at = readme.find("## LRA reference settings");
     ASSERT_NE(at, std::string::npos);
     const std::string section = readme.substr(at, readme.find("\n## ", at + 1) - at);
-    EXPECT_NE(section.find("lra-v1.toml"), std::string::npos);
+    EXPECT_NE(section.find(fs::path(kReferenceTableFile).filename().string()), std::string::npos);
     for (const auto& task : kTasks) {
       const ReferenceEntry entry = *reference_table().entry(name, task, false);
       for (const auto& [option, s] : entry.settings) {
@@ -346,8 +350,21 @@ TEST(ReferenceSettings, FixturePluginGetsNone) {
 // options with it. A change is a new file (reference-mixers/lra-v2.toml), not
 // an edit of this one.
 TEST(ReferenceTable, ReleasedBytesArePinned) {
-  EXPECT_EQ(reference_table().sha256(), "91a445510301325df26a227d956ef1fe295128c7e2767d84b7fa6e6f997c019b")
+  const ReferenceTable* v1 = find_reference_table("reference-mixers/lra-v1.toml");
+  ASSERT_NE(v1, nullptr) << "a released table stays compiled in: results name it";
+  EXPECT_EQ(v1->sha256(), "91a445510301325df26a227d956ef1fe295128c7e2767d84b7fa6e6f997c019b")
       << "manifests/reference-mixers/lra-v1.toml was edited after its release";
+}
+
+// An old result, from before mask_keys existed, keeps being compared with the
+// table it names: its options equal that table's entry, not the current one's.
+TEST(ReferenceTable, ResultsUnderTheFirstTableKeepTheirEntries) {
+  const ReferenceTable* v1 = find_reference_table("reference-mixers/lra-v1.toml");
+  ASSERT_NE(v1, nullptr);
+  const json old_options = {{"k", 16}, {"share_kv", true}, {"projection", "learned"}};
+  EXPECT_TRUE(reference_differences(*v1->entry("linformer", "listops", false), old_options).empty());
+  EXPECT_EQ(reference_differences(*reference_table().entry("linformer", "listops", false), old_options),
+            std::vector<std::string>{"mask_keys"});
 }
 
 // The built-in mixers that are not in LRA (state-space models) have no entry:

@@ -1,4 +1,4 @@
-// runs/reference_configuration.h — `run --reference NAME`: a built-in mixer
+// plugins/reference_configuration.h — `run --reference NAME`: a built-in mixer
 // run as a paper ran it (manifests/reference-configurations/lra-NAME.toml,
 // e.g. the LRA Table 1 configuration), with the entry's manifest settings
 // applied as overrides and its plugin options set, the run open and labelled.

@@ -1,4 +1,4 @@
-#include "runs/reference_configuration.h"
+#include "plugins/reference_configuration.h"
 
 #include "lra/status.h"
 
