@@ -4,7 +4,9 @@
 //   --init-weights  rebuild the model from the run's recorded configuration
 //                   and seed and save its freshly initialised weights to --out
 //                   (the verifier's "do the predictions depend on the trained
-//                   weights?" pass evaluates those);
+//                   weights?" pass evaluates those); with --groups FILE also
+//                   the AdamW groups the mixers' optimizer hints give, as
+//                   result.json records them (the verifier compares);
 //   (default)       rebuild the model, load RUN/model.pt, and write the
 //                   predicted class of every example of --inputs to --out
 //                   (reevaluation/predictions_file.h).
@@ -27,6 +29,7 @@
 #include "reevaluation/predictions_file.h"
 #include "runs/trained_run.h"
 #include "train/module_io.h"
+#include "train/optimizer_groups.h"
 #include "train/trainer.h"
 
 #include <fstream>
@@ -91,7 +94,16 @@ int evaluate_run_command(const EvaluateRunArgs& a) {
   info.paired = info_json.at("paired").get<bool>();
   const torch::Device device = pick_device(a.device);
   if (a.init_weights) {
-    save_module(*fresh_classifier(run, mixer, info, torch::kCPU), a.out);
+    Classifier fresh = fresh_classifier(run, mixer, info, torch::kCPU);
+    save_module(*fresh, a.out);
+    if (!a.groups.empty()) {
+      const Manifest m = config_manifest(run.result.at("config"), run.task, run.result_file.string());
+      std::vector<std::shared_ptr<lra::Mixer>> mixers;
+      for (const auto& block : fresh->blocks()) mixers.push_back(block->mixer);
+      const auto groups = optimizer_groups(*fresh, mixers, static_cast<int>(mixer.descriptor.abi_minor),
+                                           mixer.descriptor.name, m.train);
+      write_file_atomic(a.groups, optimizer_record(groups, m.train.weight_decay).dump());
+    }
     return 0;
   }
   if (a.inputs.empty()) throw Error(ErrorKind::usage, "evaluate-run: --inputs is required without --init-weights");
@@ -119,6 +131,7 @@ void add_evaluate_run_command(CLI::App& app, CommandSlot& slot) {
   evc->add_option("--device", a->device);
   evc->add_option("--threads", a->threads);
   evc->add_option("--python-report", a->python_report);
+  evc->add_option("--groups", a->groups);
   on_parsed(evc, slot, a, [](EvaluateRunArgs& args) { return evaluate_run_command(args); });
 }
 

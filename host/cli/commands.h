@@ -125,6 +125,7 @@ struct EvaluateRunArgs {
   bool init_weights = false; // write the freshly initialised weights to --out instead of predicting
   int threads = 1;
   std::string python_report; // a Python mixer: where to write the interpreter's versions and the class's identity
+  std::string groups;        // --init-weights: where to write the optimizer groups the mixers' hints give (optimizer_record)
 };
 int evaluate_run_command(const EvaluateRunArgs& args);
 

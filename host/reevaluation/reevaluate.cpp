@@ -274,7 +274,7 @@ void reevaluate_one(const ReevaluateOptions& o, const OfficialLookup& official, 
   std::vector<std::string> init_argv = {
       exe, "evaluate-run", "--init-weights", "--run", (scratch / "submitted" / "run").string(), "--plugin",
       plugin.spec, "--task-info", (init_dir / "task-info.json").string(), "--out", (init_dir / "fresh.pt").string(),
-      "--threads", std::to_string(o.threads)};
+      "--groups", (init_dir / "groups.json").string(), "--threads", std::to_string(o.threads)};
   // Only this pass reports on the interpreter: it sees no test inputs (python_report.h).
   if (submitted.python) init_argv.insert(init_argv.end(), {"--python-report", (init_dir / kPythonReportName).string()});
   std::vector<fs::path> init_binds = plugin.extra;
@@ -329,6 +329,22 @@ void reevaluate_one(const ReevaluateOptions& o, const OfficialLookup& official, 
     if (e.kind() == ErrorKind::storage) throw;
     fail(std::string("the freshly initialised model from the sandbox is unusable: ") + e.what());
     return;
+  }
+  // The optimizer groups the result records are the ones the plugin's own
+  // hints give for this model (train/optimizer_groups.h), recomputed there.
+  if (const json* recorded = json_at(result, {"optimizer"}); recorded && !recorded->is_null()) {
+    try {
+      const json computed = parse_json_input(read_untrusted_file(init_dir / "groups.json", 1u << 22));
+      if (computed != *recorded)
+        fail("optimizer in result.json is not what the plugin's optimizer hints give for this model: recorded " +
+             recorded->dump() + ", the plugin gives " + computed.dump());
+      else
+        r.facts.push_back("optimizer groups recomputed from the plugin's hints: " +
+                          std::to_string(computed.value("groups", json::array()).size()) + ", as recorded");
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::storage) throw;
+      fail(std::string("the optimizer groups from the sandbox are unusable: ") + e.what());
+    }
   }
   fs::remove_all(init_dir);
 

@@ -5,6 +5,7 @@
 // later field included); a plugin that answers from the inputs without its
 // weights is caught by the fresh-weights pass; the verifier counts the
 // parameters itself.
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
@@ -163,6 +164,34 @@ TEST_F(ReevaluateCli, AdversarialASelfReportedBudgetIsRecountedFromTheWeights) {
   EXPECT_EQ(v.code, 4) << v.output;
   EXPECT_NE(v.output.find("rules.reference_params is 1000000000000, the reference Transformer of the recorded "
                           "configuration has"), std::string::npos) << v.output;
+}
+
+// A result that moves a decayed matrix into s4d's no-decay group keeps every
+// rule plain verify can check (each parameter once, the element total, a hint
+// only lowers decay), but it is not what the plugin's hints give: the
+// sandbox recomputes the groups from the plugin and the record must match.
+TEST_F(ReevaluateCli, AdversarialOptimizerGroupsAreRecomputedFromThePlugin) {
+  const fs::path run = train("s4d", "listops", "s4d", std::string(kFewSteps) + " --set data.test_size=100");
+  json r = json::parse(read_text(run / "result.json"));
+  json& groups = r["optimizer"]["groups"];
+  ASSERT_EQ(groups.size(), 2u) << groups.dump();
+  const int64_t moved = r["config"]["model"]["ffn_dim"].get<int64_t>() * r["config"]["model"]["d_model"].get<int64_t>();
+  json& names = groups[0]["names"];
+  names.erase(std::find(names.begin(), names.end(), json("block0.fc1.weight")));
+  groups[1]["names"].push_back("block0.fc1.weight");
+  groups[0]["elements"] = groups[0]["elements"].get<int64_t>() - moved;
+  groups[1]["elements"] = groups[1]["elements"].get<int64_t>() + moved;
+  groups[0]["parameters"] = groups[0]["parameters"].get<int64_t>() - 1;
+  groups[1]["parameters"] = groups[1]["parameters"].get<int64_t>() + 1;
+  r.erase("digest");
+  r.erase("signature");
+  lra::host::write_result(run, lra::host::seal(r));
+  auto plain = lrahost("verify " + (run / "result.json").string());
+  ASSERT_EQ(plain.code, 0) << "the forgery keeps the rules a file alone can show: " << plain.output;
+  auto v = submit_and_reevaluate(d_.path() / "checked");
+  EXPECT_EQ(v.code, 4) << v.output;
+  EXPECT_NE(v.output.find("optimizer in result.json is not what the plugin's optimizer hints give"), std::string::npos)
+      << v.output;
 }
 
 }  // namespace
