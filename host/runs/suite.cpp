@@ -80,7 +80,8 @@ void paper_rows(std::ostringstream& md, const std::string& plugin, const std::ve
 std::string markdown_summary(const SuiteArgs& a, const std::vector<ScoreEntry>& scores, const json& runs,
                              const std::vector<std::string>& tasks) {
   std::ostringstream md;
-  md << "# " << text::markdown_cell(a.plugin) << ": LRA suite (" << a.preset << " preset)\n\n";
+  md << "# " << text::markdown_cell(a.plugin) << ": LRA suite (" << a.preset << " preset"
+     << (a.reference ? ", " + reference_configuration(*a.reference).label() : std::string()) << ")\n\n";
   md << "| entry | division |";
   for (const auto& t : tasks) md << " " << t << " |";
   md << " LRA average |\n|---|---|";

@@ -191,5 +191,23 @@ TEST_F(ReferenceConfigurationCli, TheLeaderboardLabelsTheEntry) {
   EXPECT_TRUE(has(read_text(site / "leaderboard.md"), "LRA Table 1 configuration"));
 }
 
+// suite passes --reference to every run, and refuses before the first run a
+// plugin the configuration does not cover.
+TEST_F(ReferenceConfigurationCli, SuitePassesItToEveryRun) {
+  const fs::path out = path("suite");
+  auto s = lrahost("suite --plugin sinkhorn --reference table1 --tasks listops --seeds 0 --preset smoke --threads 1 "
+                   "--data-dir " + data() + " --out " + out.string() + tiny_sets());
+  ASSERT_EQ(s.code, 0) << s.output;
+  const json summary = json::parse(read_text(out / "suite.json"));
+  EXPECT_EQ(summary["reference"], "table1");
+  const json r = result_of(out / summary["runs"][0]["run_dir"].get<std::string>());
+  EXPECT_EQ(r["reference_configuration"]["entry"], "sinkhorn/listops");
+  EXPECT_TRUE(has(read_text(out / "suite.md"), "LRA Table 1 configuration")) << read_text(out / "suite.md");
+  auto refused = lrahost("suite --plugin s4d --reference table1 --tasks listops --seeds 0 --preset smoke --out " +
+                         path("suite-s4d").string());
+  EXPECT_EQ(refused.code, 2) << refused.output;
+  EXPECT_FALSE(fs::exists(path("suite-s4d") / "runs")) << "refused before the first run";
+}
+
 }  // namespace
 }  // namespace lra::test
