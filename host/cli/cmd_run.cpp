@@ -37,6 +37,7 @@ int run_command(const RunArgs& a) {
   std::printf("  training               %.1f s, %.2f steps/s\n", r.train_seconds, r.steps_per_second);
   std::printf("  result                 %s\n", r.result.c_str());
   if (r.signer) std::printf("  signed by              %s\n", r.signer->c_str());
+  if (!r.not_learning.empty()) std::printf("  warning                %s\n", r.not_learning.c_str());
   return 0;
 }
 

@@ -32,6 +32,8 @@ void add_inspect_command(CLI::App& app, CommandSlot& slot);
 void add_plugins_command(CLI::App& app, CommandSlot& slot);
 void add_verify_command(CLI::App& app, CommandSlot& slot);
 void add_keygen_command(CLI::App& app, CommandSlot& slot);
+void add_curves_command(CLI::App& app, CommandSlot& slot);
+void add_sign_command(CLI::App& app, CommandSlot& slot);
 void add_submit_command(CLI::App& app, CommandSlot& slot);
 void add_evaluate_run_command(CLI::App& app, CommandSlot& slot);
 

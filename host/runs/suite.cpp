@@ -23,6 +23,7 @@
 #include "lra/status.h"
 #include "manifest/presets.h"
 #include "plugins/reference_configuration.h"
+#include "curves/learning_curves.h"
 #include "plugins/loader.h"
 #include "runs/child_runs.h"
 
@@ -259,8 +260,13 @@ SuiteOutcome run_suite(const SuiteArgs& a) {
                         {"runs", runs},             {"scores", score_json}, {"started_at", started_at},
                         {"finished_at", utc_now()}};
   r.markdown = markdown_summary(a, scores, runs, tasks);
-  // Both or neither; suite.json renamed last: its presence marks a finished suite.
-  write_files_atomic(out, {{"suite.md", r.markdown}, {"suite.json", summary.dump(2) + "\n"}});
+  // Every finished run's learning curves on one page.
+  std::vector<LearningCurve> curves;
+  for (const auto& in : results) curves.push_back(learning_curve(in.result, in.source));
+  // All three or none; suite.json renamed last: its presence marks a finished suite.
+  write_files_atomic(out, {{"curves.svg", curves_svg(curves, a.plugin + ": learning curves of the suite")},
+                           {"suite.md", r.markdown},
+                           {"suite.json", summary.dump(2) + "\n"}});
   return r;
 }
 

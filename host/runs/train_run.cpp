@@ -14,6 +14,8 @@
 #include "common/plugin_calls.h"
 #include "common/sha256.h"
 #include "common/utc_time.h"
+#include "common/atomic_file.h"
+#include "curves/learning_curves.h"
 #include "data/task_data.h"
 #include "device/device.h"
 #include "distributed/distributed.h"
@@ -29,6 +31,7 @@
 #include "results/signature.h"
 #include "results/system_info.h"
 #include "rules/rules.h"
+#include "runs/not_learning_warning.h"
 #include "runs/official_registry.h"
 #include "plugins/reference_configuration.h"
 #include "train/batches.h"
@@ -388,6 +391,13 @@ std::optional<RunSummary> train_run(const RunArgs& a, spdlog::logger& log) {
   if (a.stop_after > 0)
     topts.stop_after_seconds =
         std::max(1e-3, a.stop_after - std::chrono::duration<double>(Clock::now() - wall_start).count());
+  // A run that is not learning says so while it trains, not only in its final number.
+  NotLearningWarning not_learning(m.train.steps, static_cast<int64_t>(data.dataset.val.size()),
+                                  majority_class_rate(data.dataset.val, data.dataset.info.num_classes), log);
+  if (lead)
+    topts.on_validation = [&not_learning](int64_t step, const EvalResult& v) {
+      not_learning.on_validation(step, v.accuracy);
+    };
   const TrainResult tr = train_and_evaluate(model, data.dataset, topts, log);
   if (tr.stopped) {
     RunSummary stop;
@@ -417,12 +427,18 @@ std::optional<RunSummary> train_run(const RunArgs& a, spdlog::logger& log) {
   // Sealed with a digest and written atomically, last.
   nlohmann::json sealed = seal(run_result_json(record));
   if (sign_key) sealed["signature"] = sign_digest(*sign_key, sealed["digest"].get<std::string>());
+  // The learning curves beside it (curves/learning_curves.h), with this process's measured speeds.
+  {
+    const std::map<int64_t, double> speeds(tr.report_speeds.begin(), tr.report_speeds.end());
+    const LearningCurve curve = learning_curve(sealed, (dir.out / "result.json").string(), speeds);
+    write_files_atomic(dir.out, {{"history.csv", history_csv(curve)}, {"curves.svg", curves_svg({curve}, curve.label)}});
+  }
   write_result(dir.out, sealed);
   return RunSummary{plan.mixer->descriptor.name, a.task, plan.division.name,
                     describe_reference_configuration(plan.configuration_record), tr.test.accuracy,
                     record.metrics.majority_class_rate, tr.best_val_accuracy, data.dataset.test.size(),
                     tr.best_val_step, tr.train_seconds, tr.steps_per_second, dir.out / "result.json",
-                    sign_key ? std::optional<std::string>(sign_key->key_id) : std::nullopt};
+                    sign_key ? std::optional<std::string>(sign_key->key_id) : std::nullopt, not_learning.message()};
 }
 
 }  // namespace lra::host

@@ -40,6 +40,7 @@ struct RunSummary {
   double train_seconds = 0, steps_per_second = 0;
   std::filesystem::path result;
   std::optional<std::string> signer;  // the signing key's id
+  std::string not_learning;           // runs/not_learning_warning.h's message, "" when it did not fire
   // --stop-after ended the run early: updates done of the manifest's total,
   // the checkpoint to --resume from; no result was written.
   bool stopped = false;

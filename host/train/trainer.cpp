@@ -147,6 +147,7 @@ class ClassifierObjective final : public TrainingObjective {
       r_.best_val_accuracy = v.accuracy;
       r_.best_val_step = step;
     }
+    if (o_.on_validation) o_.on_validation(step, v);
     return fmt::format("val loss {:.4f} acc {:.4f}", v.loss, v.accuracy);
   }
 

@@ -69,6 +69,8 @@ struct TrainerOptions : TrainingLoopOptions {
   int64_t micro_batch = 0;
   int64_t eval_pass() const { return evaluation_pass(micro_batch, train.batch_size, train.eval_batch_size); }
   bool bf16 = false;  // bfloat16 autocast for forward and loss (CUDA only; ignored on CPU)
+  // Called after every validation (rank 0) with the update step and the result.
+  std::function<void(int64_t step, const EvalResult& val)> on_validation;
 };
 
 // Splits CPU threads between LibTorch and the BLAS. With OpenBLAS (Debian's

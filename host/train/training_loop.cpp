@@ -232,6 +232,7 @@ TrainingLoopResult run_training_loop(torch::nn::Module& model, TrainingObjective
                  r.final_train_loss, acc, sps, eta(step, sps));
       }
       r.history.push_back(std::move(h));
+      r.report_speeds.emplace_back(step + 1, sps);
       last_report = Clock::now();
     }
     const bool regular = t.checkpoint_every > 0 && (step + 1) % t.checkpoint_every == 0;

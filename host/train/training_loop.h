@@ -89,6 +89,9 @@ struct TrainingLoopOptions {
 struct TrainingLoopResult {
   double final_train_loss = 0, final_train_accuracy = 0;  // over the last report window
   nlohmann::json history = nlohmann::json::array();        // one entry per report
+  // Training speed at each report step of this process ({step, steps/s}):
+  // kept apart from `history`, which is deterministic and compared across runs.
+  std::vector<std::pair<int64_t, double>> report_speeds;
   int64_t first_step = 0, steps = 0;                       // updates done before and after this process
   double train_seconds = 0;  // wall time of the updates, evaluations and checkpoints excluded
   double other_seconds = 0;  // evaluations and checkpoints

@@ -1,0 +1,30 @@
+#include "runs/not_learning_warning.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <spdlog/fmt/fmt.h>
+
+#include "leaderboard/scores.h"
+
+namespace lra::host {
+
+void NotLearningWarning::on_validation(int64_t step, double accuracy) {
+  ++validations_;
+  best_ = std::max(best_, accuracy);
+  if (decided_ || validations_ < 3 || 4 * step < total_steps_ || n_ <= 0) return;
+  decided_ = true;
+  const int64_t correct = std::llround(best_ * static_cast<double>(n_));
+  const double p = binomial_upper_tail(correct, n_, std::clamp(majority_, 0.0, 1.0));
+  if (p < kSignificance) return;
+  message_ = fmt::format(
+      "the model is not learning: after {} of {} updates the best validation accuracy, {:.2f}%, is not above the "
+      "validation split's majority class, {:.2f}% (one-sided binomial p = {:.2g}). Likely causes: a mixer that runs "
+      "causally under CLS pooling (the summary token then sees no other token: docs/rules.md#causal-mixers-and-the-"
+      "summary-token); a mixer whose output ignores its input; a learning rate or schedule far from the task's; a "
+      "preset too short for the task",
+      step, total_steps_, 100 * best_, 100 * majority_, p);
+  log_.warn("{}", message_);
+}
+
+}  // namespace lra::host
