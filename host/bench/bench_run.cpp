@@ -1,6 +1,8 @@
 // bench/bench_run.cpp — see bench_run.h.
 #include "bench/bench_run.h"
 
+#include <chrono>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -89,9 +91,14 @@ std::vector<int64_t> parse_lengths(const std::string& list) {
 std::vector<BenchPoint> measure_all(const std::vector<const LoadedPlugin*>& loaded, const std::vector<int64_t>& lengths,
                                     const StepBenchOptions& o, spdlog::logger& log) {
   std::vector<BenchPoint> points;
+  const auto start = std::chrono::steady_clock::now();
+  const std::size_t total = loaded.size() * lengths.size();
   for (const LoadedPlugin* p : loaded) {
     const auto factory = plugin_mixer_factory(*p, resolve_mixer_options(*p, {}));
     for (int64_t L : lengths) {
+      // What is being measured, before the silence of measuring it.
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      log.info("{} measuring {} at L={}", text::progress_note(points.size(), total, elapsed), p->descriptor.name, L);
       auto pt = measure_training_steps(p->descriptor.name, factory, L, o);
       if (p->descriptor.name == "transformer" && pt.status == "ok") {
         pt.flops_per_step = softmax_transformer_flops_per_step(o.model, o.batch, L);

@@ -24,21 +24,6 @@ std::string md_text(std::string_view t) { return text::markdown_cell(t, text::Ma
 
 }  // namespace
 
-std::string human_duration(double s) {
-  if (!std::isfinite(s) || s < 0) return "-";
-  if (s < 60) return fmt("%.0f s", s);
-  const auto whole = static_cast<int64_t>(std::llround(s));
-  if (s < 3600) return std::to_string(whole / 60) + " min " + std::to_string(whole % 60) + " s";
-  if (s < 48 * 3600) {
-    const int64_t minutes = static_cast<int64_t>(std::llround(s / 60));
-    char b[32];
-    std::snprintf(b, sizeof b, "%lld h %02lld min", static_cast<long long>(minutes / 60),
-                  static_cast<long long>(minutes % 60));
-    return b;
-  }
-  return fmt("%.1f days", s / 86400);
-}
-
 std::vector<SuiteTotal> suite_totals(const std::vector<TaskRunEstimate>& runs) {
   std::vector<SuiteTotal> totals;
   for (const auto& r : runs) {

@@ -3,6 +3,8 @@
 // and predicted wall time) and "suite" totals, and the Markdown table.
 #pragma once
 
+#include "common/text.h"
+
 #include <string>
 #include <vector>
 
@@ -28,7 +30,6 @@ std::vector<SuiteTotal> suite_totals(const std::vector<TaskRunEstimate>& runs);
 nlohmann::json run_estimates_json(const std::vector<TaskRunEstimate>& runs);
 std::string run_estimates_markdown(const std::vector<TaskRunEstimate>& runs);
 
-// "42 s", "3 min 12 s", "7 h 05 min", "2.4 days".
-std::string human_duration(double seconds);
+using text::human_duration;  // common/text.h
 
 }  // namespace lra::host::bench

@@ -2,6 +2,7 @@
 #include "bench/task_bench.h"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <map>
 
@@ -169,7 +170,11 @@ BenchOutcome run_task_bench(const BenchArgs& a, spdlog::logger& log) {
   log.info("bench --task {} --preset {}: {} runs to predict, {} warm-up + {} x {} timed steps, {}", a.task, a.preset,
            planned.size(), a.warmup, a.repeats, a.steps, describe_device(device));
   std::vector<TaskRunEstimate> runs;
+  const auto start = std::chrono::steady_clock::now();
   for (auto& x : planned) {
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    log.info("{} measuring {} on {}", text::progress_note(runs.size(), planned.size(), elapsed), x.estimate.plugin,
+             x.estimate.task);
     measure(x, a, device, log);
     runs.push_back(x.estimate);
   }

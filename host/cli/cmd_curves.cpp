@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "common/atomic_file.h"
+#include "common/dir_lock.h"
 #include "common/json_input.h"
 #include "curves/learning_curves.h"
 #include "lra/status.h"

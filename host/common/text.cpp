@@ -1,5 +1,7 @@
 #include "common/text.h"
 
+#include <cmath>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -166,6 +168,33 @@ std::string markdown_cell(std::string_view text, MarkdownEscape how) {
     }
   }
   return out;
+}
+
+std::string human_duration(double s) {
+  if (!std::isfinite(s) || s < 0) return "-";
+  char b[48];
+  if (s < 60) {
+    std::snprintf(b, sizeof b, "%.0f s", s);
+    return b;
+  }
+  const auto whole = static_cast<long long>(std::llround(s));
+  if (s < 3600) return std::to_string(whole / 60) + " min " + std::to_string(whole % 60) + " s";
+  if (s < 48 * 3600) {
+    const auto minutes = static_cast<long long>(std::llround(s / 60));
+    std::snprintf(b, sizeof b, "%lld h %02lld min", minutes / 60, minutes % 60);
+    return b;
+  }
+  std::snprintf(b, sizeof b, "%.1f days", s / 86400);
+  return b;
+}
+
+std::string progress_note(std::size_t done, std::size_t total, double elapsed) {
+  std::string out = "[" + std::to_string(done + 1) + "/" + std::to_string(total);
+  if (done > 0) {
+    const double left = elapsed / static_cast<double>(done) * static_cast<double>(total - done);
+    out += ", " + human_duration(elapsed) + " so far, about " + human_duration(left) + " left";
+  }
+  return out + "]";
 }
 
 }  // namespace lra::host::text

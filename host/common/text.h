@@ -61,4 +61,11 @@ enum class MarkdownEscape {
 // GitHub does not emphasise inside words, so linear_transformer reads as it is.
 std::string markdown_cell(std::string_view text, MarkdownEscape how = MarkdownEscape::entities);
 
+// "42 s", "3 min 12 s", "7 h 05 min", "2.4 days"; "-" for a negative or non-finite value.
+std::string human_duration(double seconds);
+
+// Progress before item `done` + 1 of `total`, `elapsed` seconds in:
+// "[3/12, 1 min 20 s so far, about 4 min 0 s left]" (no estimate before the first is done).
+std::string progress_note(std::size_t done, std::size_t total, double elapsed);
+
 }  // namespace lra::host::text

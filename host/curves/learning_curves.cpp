@@ -31,7 +31,7 @@ std::string cell(const std::optional<double>& v) {
   return buf;
 }
 
-constexpr double kWidth = 980, kHeight = 420, kLeft = 64, kTop = 56, kPanelWidth = 330, kPanelGap = 70, kBottom = 52;
+constexpr double kWidth = 1120, kHeight = 420, kLeft = 64, kTop = 56, kPanelWidth = 330, kPanelGap = 70, kBottom = 52;
 
 // One panel: `train` solid and `val` dashed lines of every curve against the step.
 void panel(std::string& s, const svg::Frame& f, const std::vector<LearningCurve>& curves, const std::string& title,
@@ -154,7 +154,7 @@ std::string curves_svg(const std::vector<LearningCurve>& curves, const std::stri
   for (std::size_t i = 0; i < curves.size(); ++i) {
     std::string text = curves[i].label;
     if (curves[i].test_accuracy) text += ": test " + svg::fixed(100 * *curves[i].test_accuracy, 2) + "%";
-    legend.line(svg::palette_colour(i, 10), svg::Legend::cut(text, 36));
+    legend.line(svg::palette_colour(i, 10), svg::Legend::cut(text, 40));
   }
   legend.gap();
   legend.line("#555", "training");

@@ -272,7 +272,7 @@ Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const s
       // A trusted verifier found that the weights do not back the number: not scored. An untrusted
       // failing report cannot do this (anyone could plant one beside another's result).
       board.invalid.push_back({file.string(), string_at(result, "plugin", "name"), string_at(result, "task", "name"),
-                               string_at(result, "division", nullptr), reevaluation.reasons});
+                               string_at(result, "division", nullptr), reevaluation.reasons, "re-evaluation"});
       continue;
     }
     checks[file.string()] = {report.signed_by, reevaluation.state == Reevaluation::State::passed,

@@ -20,7 +20,8 @@ namespace lra::host {
 struct InvalidResult {
   std::string source;
   std::string plugin, task, claimed_division;  // "" where the file does not say
-  std::vector<std::string> reasons;            // from verify
+  std::vector<std::string> reasons;            // from verify, or from the re-evaluation report
+  std::string failed = "verify";               // which check refused it: "verify" or "re-evaluation"
 };
 
 struct Leaderboard {

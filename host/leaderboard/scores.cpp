@@ -53,6 +53,7 @@ struct Facts {
   std::optional<std::string> table;  // built-in mixer: the reference table compared with
   std::vector<std::string> differs;  // built-in mixer: options that differ from its task's entry
   int64_t seed = 0, test_examples = 0;
+  std::optional<double> majority;  // metrics.majority_class_rate, when the result has a usable one
   double accuracy = 0;
   std::string digest;
   std::string made_with;  // open results: the preset (or custom manifest) and the overrides
@@ -156,6 +157,9 @@ Facts read_facts(const ScoreInput& in) {
   if (!acc->is_number() || !std::isfinite(acc->get<double>()) || acc->get<double>() < 0 || acc->get<double>() > 1)
     bad(in.source, "metrics.test_accuracy", "is not a number between 0 and 1");
   f.accuracy = acc->get<double>();
+  if (const json* m = json_at(in.result, {"metrics", "majority_class_rate"});
+      m && m->is_number() && std::isfinite(m->get<double>()) && m->get<double>() >= 0 && m->get<double>() <= 1)
+    f.majority = m->get<double>();
   f.made_with = made_with(in.result, f.division);
   return f;
 }
@@ -166,6 +170,7 @@ struct Trial {
   double accuracy;
   int64_t test_examples;
   std::string digest, source;
+  std::optional<double> majority;
 };
 
 TaskScore score_task(const std::string& task, std::vector<Trial> trials) {
@@ -179,6 +184,12 @@ TaskScore score_task(const std::string& task, std::vector<Trial> trials) {
     // The evaluation counted whole examples: accuracy * examples is an integer up to rounding.
     correct += std::llround(t.accuracy * static_cast<double>(t.test_examples));
     s.mean += t.accuracy;
+  }
+  // The majority-class rate of the test sets, when every trial recorded one.
+  if (std::all_of(trials.begin(), trials.end(), [](const Trial& t) { return t.majority.has_value(); })) {
+    double sum = 0;
+    for (const Trial& t : trials) sum += *t.majority;
+    s.majority_class = sum / static_cast<double>(trials.size());
   }
   const double n = static_cast<double>(trials.size());
   s.mean /= n;
@@ -231,7 +242,7 @@ std::vector<ScoreEntry> aggregate_scores(const std::vector<ScoreInput>& results)
                                        " division, same plugin build and options); pass only one of them");
     }
     if (duplicate) continue;
-    list.push_back({f.seed, f.accuracy, f.test_examples, f.digest, in.source});
+    list.push_back({f.seed, f.accuracy, f.test_examples, f.digest, in.source, f.majority});
     ScoreEntry& e = entries[key];
     if (e.sources.empty()) {
       e.plugin = f.plugin;
@@ -319,7 +330,8 @@ json to_json(const ScoreEntry& entry) {
                    {"accuracies", s.accuracies},
                    {"test_examples", s.test_examples},
                    {"p_above_chance", s.p_above_chance},
-                   {"fail", s.fail}};
+                   {"fail", s.fail},
+                   {"majority_class", s.majority_class ? json(*s.majority_class) : json(nullptr)}};
   }
   return {{"plugin", entry.plugin},
           {"plugin_version", entry.plugin_version},

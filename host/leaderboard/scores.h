@@ -31,6 +31,9 @@ struct TaskScore {
   // (H0: accuracy <= 0.5). Computed for every task; used for pathx.
   double p_above_chance = 1.0;
   bool fail = false;               // pathx only: p_above_chance >= 0.05, shown as FAIL (mean counts as 50%)
+  // Mean of the results' metrics.majority_class_rate (the accuracy of always
+  // answering the test set's most common class); unset when one lacks it.
+  std::optional<double> majority_class;
 };
 
 // For a built-in mixer: whether an entry ran with the LRA reference settings

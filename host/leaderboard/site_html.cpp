@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string_view>
 
@@ -83,7 +84,7 @@ td.fail { color: #a11; font-weight: 600; }
 .refset.yes { color: #176a2c; }
 .refset.no { color: #8a4b00; white-space: normal; }
 td.avg { font-weight: 600; }
-.meta { font-family: ui-monospace, "DejaVu Sans Mono", monospace; word-break: break-all; }
+.meta { font-family: ui-monospace, "DejaVu Sans Mono", monospace; overflow-wrap: anywhere; }
 ul.invalid { font-size: .9rem; }
 ul.invalid li { margin-bottom: .6rem; }
 .chart svg { max-width: 100%; height: auto; }
@@ -173,16 +174,10 @@ Row paper_row(const PaperRow& p, const std::vector<std::string>& tasks) {
   return row;
 }
 
-void division_table(std::string& s, const char* id, const char* title, const char* what,
-                    const std::vector<ScoreEntry>& entries, const std::vector<std::string>& tasks) {
-  s += std::string("<section id=\"") + id + "\">\n<h2>" + title + "</h2>\n<p class=\"note\">" + what + " " +
-       std::to_string(entries.size()) + (entries.size() == 1 ? " entry" : " entries") +
-       "; the LRA paper's rows are shown for reference.</p>\n";
-  std::vector<Row> rows;
-  const auto ranks = average_ranks(entries);
-  for (std::size_t i = 0; i < entries.size(); ++i) rows.push_back(entry_row(entries[i], ranks[i], tasks));
-  for (const auto& p : paper_table1()) rows.push_back(paper_row(p, tasks));
-  // Best average first, the paper's rows among the entries; an entry before a paper row on a tie.
+// A table of rows, best average first (rows without one last), sortable by any column.
+// `majority`: a last row (<tfoot>, outside the sorting) with each task's majority-class rate (none when empty).
+void board_table(std::string& s, const char* id, std::vector<Row> rows, const std::vector<std::string>& tasks,
+                 const std::map<std::string, double>& majority = {}) {
   std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
     if (a.average.has_value() != b.average.has_value()) return a.average.has_value();
     return a.average && *a.average > *b.average;
@@ -194,16 +189,56 @@ void division_table(std::string& s, const char* id, const char* title, const cha
   for (std::size_t i = 0; i < rows.size(); ++i)
     s += std::string("<tr class=\"") + (rows[i].reference ? "ref" : "entry") + "\" data-order=\"" + std::to_string(i) +
          "\">" + rows[i].cells + "</tr>\n";
-  s += "</tbody>\n</table></div>\n</section>\n";
+  s += "</tbody>\n";
+  if (!majority.empty()) {
+    // In <tfoot>, after the body: sorting moves only the body's rows.
+    s += "<tfoot><tr class=\"majority\"><td>—</td><td class=\"text model\">majority class <span class=\"meta\">"
+         "(always answering the test set's most common class)</span></td><td>—</td>";
+    for (const auto& t : tasks) {
+      const auto it = majority.find(t);
+      s += it == majority.end() ? "<td>—</td>" : "<td>" + site::percent_text(100 * it->second) + "</td>";
+    }
+    s += "<td class=\"avg\">—</td></tr></tfoot>\n";
+  }
+  s += "</table></div>\n";
+}
+
+// A division's own entries only: the paper's rows are a separate block
+// (reference_section), never among runs of another protocol.
+void division_table(std::string& s, const char* id, const char* title, const char* what,
+                    const std::vector<ScoreEntry>& entries, const std::vector<std::string>& tasks) {
+  s += std::string("<section id=\"") + id + "\">\n<h2>" + title + "</h2>\n<p class=\"note\">" + what + " " +
+       std::to_string(entries.size()) + (entries.size() == 1 ? " entry." : " entries.") + "</p>\n";
+  if (entries.empty()) {
+    s += "<p class=\"note\">No results.</p>\n</section>\n";
+    return;
+  }
+  std::vector<Row> rows;
+  const auto ranks = average_ranks(entries);
+  for (std::size_t i = 0; i < entries.size(); ++i) rows.push_back(entry_row(entries[i], ranks[i], tasks));
+  board_table(s, id, std::move(rows), tasks, site::majority_by_task(entries));
+  s += "</section>\n";
+}
+
+// The LRA paper's Table 1, in its own labelled block after the divisions.
+void reference_section(std::string& s, const std::vector<std::string>& tasks) {
+  s += "<section id=\"paper\">\n<h2>Reference: LRA paper, Table 1</h2>\n<p class=\"note\">Tay et al., ICLR 2021, "
+       "averages as printed. Measured under LRA's official protocol: comparable with the closed division, not with "
+       "open entries run under other presets or overrides.</p>\n";
+  std::vector<Row> rows;
+  for (const auto& p : paper_table1()) rows.push_back(paper_row(p, tasks));
+  board_table(s, "paper", std::move(rows), tasks);
+  s += "</section>\n";
 }
 
 void invalid_section(std::string& s, const std::vector<InvalidResult>& invalid) {
   if (invalid.empty()) return;
-  s += "<section id=\"invalid\">\n<h2>Invalid results (not ranked)</h2>\n<p class=\"note\">These files failed "
-       "<code>lrahost verify</code>; each reason is verify's.</p>\n<ul class=\"invalid\">\n";
+  s += "<section id=\"invalid\">\n<h2>Invalid results (not ranked)</h2>\n<p class=\"note\">Each file failed "
+       "<code>lrahost verify</code> or a trusted verifier's re-evaluation (<code>verify --reevaluate</code>), as "
+       "marked; each reason is the check's own.</p>\n<ul class=\"invalid\">\n";
   for (const auto& r : invalid) {
-    s += "<li><span class=\"meta\">" + h(r.source) + "</span><br>" + (r.plugin.empty() ? "?" : h(r.plugin)) + " on " +
-         (r.task.empty() ? "?" : h(r.task)) +
+    s += "<li><span class=\"meta\">" + h(r.source) + "</span><br><strong>failed " + h(r.failed) + "</strong>: " +
+         (r.plugin.empty() ? "?" : h(r.plugin)) + " on " + (r.task.empty() ? "?" : h(r.task)) +
          (r.claimed_division.empty() ? "" : " (claimed " + h(r.claimed_division) + ")") + "<ul>";
     for (const auto& why : r.reasons) s += "<li>" + h(why) + "</li>";
     s += "</ul></li>\n";
@@ -239,6 +274,7 @@ std::string leaderboard_html(const Leaderboard& board) {
                  board.task_columns);
   division_table(s, "open", "Open division", "Changed manifests, presets or overrides: each entry's own protocol.",
                  board.open, board.task_columns);
+  reference_section(s, board.task_columns);
   invalid_section(s, board.invalid);
   chart_section(s, board);
   s += "</main>\n<footer>\n<p>" + std::to_string(board.result_files) +

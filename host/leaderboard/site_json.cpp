@@ -27,6 +27,7 @@ json leaderboard_json(const Leaderboard& board) {
                        {"plugin", r.plugin},
                        {"task", r.task},
                        {"claimed_division", r.claimed_division},
+                       {"failed", r.failed},
                        {"reasons", r.reasons}});
   json rows = json::array();
   for (const auto& row : paper_table1())

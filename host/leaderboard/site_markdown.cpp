@@ -46,6 +46,16 @@ void division(std::string& s, const char* title, const char* what, const std::ve
     for (const auto& t : tasks) s += " " + format_task_cell(e, t) + " |";
     s += " " + format_average_cell(e) + " |\n";
   }
+  // The bar to beat: always answering each test set's most common class.
+  const auto majority = site::majority_by_task(entries);
+  if (!majority.empty()) {
+    s += "| — | majority class | | |";
+    for (const auto& t : tasks) {
+      const auto it = majority.find(t);
+      s += " " + (it == majority.end() ? std::string("—") : site::percent_text(100 * it->second)) + " |";
+    }
+    s += " — |\n";
+  }
 }
 
 }  // namespace
@@ -71,7 +81,8 @@ std::string leaderboard_markdown(const Leaderboard& board) {
   if (!board.invalid.empty()) {
     s += "\n## Invalid results (not ranked)\n\n";
     for (const auto& r : board.invalid) {
-      s += "- " + text::markdown_cell(r.source) + ": " + (r.plugin.empty() ? "?" : text::markdown_cell(r.plugin)) + " on " +
+      s += "- " + text::markdown_cell(r.source) + ": failed " + r.failed + ": " +
+           (r.plugin.empty() ? "?" : text::markdown_cell(r.plugin)) + " on " +
            (r.task.empty() ? "?" : text::markdown_cell(r.task)) + "\n";
       for (const auto& why : r.reasons) s += "  - " + text::markdown_cell(why) + "\n";
     }

@@ -1,5 +1,9 @@
 #include "leaderboard/site_text.h"
 
+#include <optional>
+
+#include <cmath>
+
 #include <algorithm>
 #include <map>
 
@@ -17,9 +21,32 @@ std::string task_title(const std::string& task) {
 
 std::string percent_text(double percent) { return svg::fixed(percent, 2); }
 
+std::map<std::string, double> majority_by_task(const std::vector<ScoreEntry>& entries) {
+  std::map<std::string, std::vector<std::optional<double>>> seen;
+  for (const auto& e : entries)
+    for (const auto& [task, score] : e.tasks) seen[task].push_back(score.majority_class);
+  std::map<std::string, double> out;
+  for (const auto& [task, rates] : seen) {
+    if (!rates.front()) continue;
+    const double first = *rates.front();
+    if (std::all_of(rates.begin(), rates.end(),
+                    [&](const std::optional<double>& r) { return r && std::fabs(*r - first) < 1e-9; }))
+      out[task] = first;
+  }
+  return out;
+}
+
 std::string options_text(const nlohmann::json& options) {
   if (!options.is_object() || options.empty()) return "";
-  return options.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  // "name=value, name=value": spaces after the separators let a page wrap
+  // between options, never inside a name or a value.
+  std::string out;
+  for (const auto& [name, value] : options.items()) {
+    const std::string v = value.is_string() ? value.get<std::string>()
+                                            : value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    out += (out.empty() ? "" : ", ") + name + "=" + v;
+  }
+  return out;
 }
 
 std::string reference_marker(const ScoreEntry& entry) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -19,6 +20,11 @@ std::string task_title(const std::string& task);
 std::string percent_text(double percent);
 
 // The options as compact JSON ("" when there are none); invalid UTF-8 replaced.
+// Per task, the majority-class rate of the entries' test sets where every
+// entry with that task agrees on it (one test set); tasks where they differ
+// (e.g. smoke and official runs in the open division) are left out.
+std::map<std::string, double> majority_by_task(const std::vector<ScoreEntry>& entries);
+
 std::string options_text(const nlohmann::json& options);
 
 // The marker of a built-in mixer's entry: "✓ LRA reference settings", or

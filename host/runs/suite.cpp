@@ -1,6 +1,8 @@
 // runs/suite.cpp — see suite.h.
 #include "runs/suite.h"
 
+#include <chrono>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -241,9 +243,12 @@ SuiteOutcome run_suite(const SuiteArgs& a) {
               a.preset.c_str(), out.c_str());
   json runs = json::array();
   std::vector<ScoreInput> results;
+  const auto suite_start = std::chrono::steady_clock::now();
   for (size_t i = 0; i < plan.runs.size(); ++i) {
     const PlannedRun& pr = plan.runs[i];
-    std::printf("  [%zu/%zu] %s, seed %lld: ", i + 1, plan.runs.size(), pr.task.c_str(), static_cast<long long>(pr.seed));
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - suite_start).count();
+    std::printf("  %s %s, seed %lld: ", text::progress_note(i, plan.runs.size(), elapsed).c_str(), pr.task.c_str(),
+                static_cast<long long>(pr.seed));
     std::fflush(stdout);
     json rec = run_planned(a, pr, out, results);
     const int code = rec["exit_code"].get<int>();

@@ -186,6 +186,8 @@ constexpr const char* kDriver = R"JS(
     });
   }
   out.rows = table.tBodies[0].rows.length;
+  out.paper_rows = document.getElementById('paper-table').tBodies[0].rows.length;
+  out.refs_in_open = table.querySelectorAll('tr.ref').length;
   out.headers = Array.prototype.map.call(heads, function (th) { return th.textContent; });
   out.initial = snapshot('Avg');
   header('ListOps').click();
@@ -241,10 +243,12 @@ TEST_F(LeaderboardCli, PageSortsAndShowsNamesAsTextInChromium) {
   const auto end = dom.find("</pre>", at);
   const json r = json::parse(unescape_html_text(dom.substr(at + open_tag.size(), end - at - open_tag.size())));
 
-  // The table renders: five entries and the paper's eleven rows, the columns in order.
-  EXPECT_EQ(r["rows"], 16);
+  // The open table renders its five entries; the paper's eleven rows have their own table, none among the entries.
+  EXPECT_EQ(r["rows"], 5);
+  EXPECT_EQ(r["paper_rows"], 11);
+  EXPECT_EQ(r["refs_in_open"], 0);
   EXPECT_EQ(r["headers"], json({"#", "Model", "Seeds", "ListOps", "Text", "Retrieval", "Image", "Pathfinder", "Path-X", "Avg"}));
-  EXPECT_EQ(r["initial"][0]["name"], "alpha");  // 68.00 on average, above every paper row
+  EXPECT_EQ(r["initial"][0]["name"], "alpha");  // 68.00 on average, the best entry
 
   // One click: ListOps descending, rows without a ListOps score last; a second click: ascending, still last.
   auto check_order = [](const json& rows, bool descending) {

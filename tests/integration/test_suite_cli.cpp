@@ -22,7 +22,8 @@ TEST(Suite, RunsEverySeedRecordsAFailingTaskAndScoresOverSeeds) {
                            "--data-dir " + d.str() + "/data --out " + out.string() + tiny_sets();
   auto o = lrahost(args);
   EXPECT_NE(o.code, 0) << o.output;  // the first failed run's exit code
-  EXPECT_NE(o.output.find("[4/4] text, seed 1: FAILED"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("[4/4, "), std::string::npos) << "progress and time left: " << o.output;
+  EXPECT_NE(o.output.find("] text, seed 1: FAILED"), std::string::npos) << o.output;
 
   const json s = json::parse(read_text(out / "suite.json"));
   EXPECT_EQ(s["schema"], "lrahost.suite/v1");

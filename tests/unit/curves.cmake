@@ -10,4 +10,5 @@ lra_unit_test(test_curves_cli
   LIBS lra_host_common nlohmann_json::nlohmann_json LABEL integration)
 target_include_directories(test_curves_cli PRIVATE ${PROJECT_SOURCE_DIR}/tests/integration)
 add_dependencies(test_curves_cli lrahost lra_mixer_transformer lra_task_listops)
-target_compile_definitions(test_curves_cli PRIVATE LRAHOST_BIN="$<TARGET_FILE:lrahost>")
+target_compile_definitions(test_curves_cli PRIVATE LRAHOST_BIN="$<TARGET_FILE:lrahost>"
+                           LRA_FIXTURE_PLUGIN_DIR="${LRA_FIXTURE_PLUGIN_DIR}")
