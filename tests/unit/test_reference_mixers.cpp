@@ -356,6 +356,17 @@ TEST(ReferenceTable, ReleasedBytesArePinned) {
       << "manifests/reference-mixers/lra-v1.toml was edited after its release";
 }
 
+// Released with this host's first reference configuration: the second table
+// (mask_keys) and the LRA Table 1 configuration are frozen the same way.
+TEST(ReferenceTable, SecondTableAndTable1ConfigurationArePinned) {
+  EXPECT_EQ(reference_table().file(), "reference-mixers/lra-v1.1.toml");
+  EXPECT_EQ(reference_table().sha256(), "d04c74b42651b4daa8135c63e3b4e7fcf0ee3a455b49c7afae59d554f279131b")
+      << "manifests/reference-mixers/lra-v1.1.toml was edited after its release: make a new file";
+  EXPECT_EQ(reference_configuration("table1").sha256(),
+            "d3885eeab9375254b72d19f35347649535343a0869d64947751bc49e929d585b")
+      << "manifests/reference-configurations/lra-table1.toml was edited after its release: make a new file";
+}
+
 // An old result, from before mask_keys existed, keeps being compared with the
 // table it names: its options equal that table's entry, not the current one's.
 TEST(ReferenceTable, ResultsUnderTheFirstTableKeepTheirEntries) {
