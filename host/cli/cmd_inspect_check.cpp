@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "plugins/conformance.h"
+#include "plugins/gradient_check.h"
 #include "plugins/mixer_options.h"
 #include "plugins/mixer_factory.h"
 #include "lra/status.h"
@@ -49,6 +50,23 @@ int inspect_check_command(const std::string& target, const InspectCheckArgs& a) 
   }
   const std::string summary = enforce_conformance(mixer.descriptor.name, checks);  // throws on a failure (exit 3)
   std::printf("%s\n", summary.c_str());
+  if (!a.gradients) return 0;
+  // On the CPU in float64: the first layer's spec, the options above.
+  const auto grads = check_gradients(plugin_mixer_factory(mixer, options), specs.front(), 0);
+  std::printf("gradients     input [2, %lld, %lld], the second example half padding, CPU\n",
+              static_cast<long long>(a.length), static_cast<long long>(a.d_model));
+  const GradientCheck* failed = nullptr;
+  for (const auto& g : grads) {
+    std::printf("  %-30s %-7s worst %.3g at %s (tolerance %.3g, %lld elements)\n", g.name.c_str(),
+                g.passed ? "passed" : "FAILED", g.worst, g.worst_element.c_str(), g.tolerance,
+                static_cast<long long>(g.elements));
+    if (!g.passed && !failed) failed = &g;
+  }
+  if (failed)
+    throw Error(ErrorKind::plugin, "plugin '" + mixer.descriptor.name + "' failed the gradient check '" + failed->name +
+                                       "': worst error " + std::to_string(failed->worst) + " at " +
+                                       failed->worst_element + " (tolerance " + std::to_string(failed->tolerance) +
+                                       "; docs/writing-a-plugin.md#checking-gradients)");
   return 0;
 }
 
@@ -64,6 +82,9 @@ void add_inspect_command(CLI::App& app, CommandSlot& slot) {
   in->add_option("--heads", a->checks.heads, "--check: heads")->capture_default_str();
   in->add_option("--layers", a->checks.layers, "--check: layers (one mixer each)")->capture_default_str();
   in->add_option("--set", a->checks.sets, "--check: mixer.NAME=VALUE, the plugin's own options");
+  in->add_flag("--gradients", a->checks.gradients,
+               "--check: also check the mixer's gradients in float64 against finite differences, and its float32 "
+               "gradients against float64 ones (worst element named; a failure is exit 3)");
   in->add_option("--device", a->checks.device, "--check: where the checks run")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->capture_default_str();

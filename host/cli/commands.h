@@ -79,6 +79,7 @@ struct InspectCheckArgs {
   int64_t length = 64, d_model = 64, heads = 4, layers = 2;
   std::vector<std::string> sets;  // mixer.NAME=VALUE
   std::string device = "cpu";     // where the checks run (auto, cpu, cuda)
+  bool gradients = false;         // also the gradient checks (plugins/gradient_check.h), on the CPU in float64
 };
 int inspect_check_command(const std::string& plugin, const InspectCheckArgs& args);
 struct InspectArgs {

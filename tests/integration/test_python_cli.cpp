@@ -322,5 +322,24 @@ TEST_F(PythonCli, ACausalPythonMixerMeasuresAForgettingCurve) {
   EXPECT_TRUE(fs::exists(out / "model.pt"));
 }
 
+// inspect --check --gradients: a Python mixer's hand-written backward is
+// checked against finite differences in float64; the wrong one is exit 3
+// naming the check and the worst element, the right one passes.
+TEST(PythonGradients, InspectCatchesAWrongBackwardAndNamesTheElement) {
+  const Outcome right = lrahost("inspect --check --gradients --length 8 --d-model 16 --heads 2 --layers 1 " +
+                                fixture("gradients.py:RightBackward"));
+  EXPECT_EQ(right.code, 0) << right.output;
+  EXPECT_TRUE(contains(right.output, "finite differences (float64)   passed")) << right.output;
+  EXPECT_TRUE(contains(right.output, "float32 against float64        passed")) << right.output;
+  const Outcome wrong = lrahost("inspect --check --gradients --length 8 --d-model 16 --heads 2 --layers 1 " +
+                                fixture("gradients.py:WrongBackward"));
+  EXPECT_EQ(wrong.code, 3) << wrong.output;
+  EXPECT_TRUE(contains(wrong.output, "failed the gradient check 'finite differences (float64)'")) << wrong.output;
+  EXPECT_TRUE(contains(wrong.output, " at x[") || contains(wrong.output, " at proj.weight[")) << wrong.output;
+  // Without --gradients nothing checks the backward: the same class passes inspect --check.
+  EXPECT_EQ(lrahost("inspect --check --length 8 --d-model 16 --heads 2 --layers 1 " +
+                    fixture("gradients.py:WrongBackward")).code, 0);
+}
+
 }  // namespace
 }  // namespace lra::test
