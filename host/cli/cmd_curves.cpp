@@ -3,13 +3,12 @@
 // with every run's history, one row per report, the run's result file first.
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "cli/commands.h"
 #include "common/atomic_file.h"
 #include "common/dir_lock.h"
-#include "common/json_input.h"
+#include "common/json_file.h"
 #include "curves/learning_curves.h"
 #include "lra/status.h"
 #include "results/verify.h"
@@ -23,18 +22,6 @@ struct CurvesArgs {
   std::vector<std::string> runs;
   std::string out, title = "Learning curves";
 };
-
-nlohmann::json read_result(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw Error(ErrorKind::data, "cannot read " + file.string());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  try {
-    return parse_json_input(ss.str());
-  } catch (const Error& e) {
-    throw Error(ErrorKind::data, file.string() + ": " + e.what());
-  }
-}
 
 // The CSV field as RFC 4180 writes it: quoted when it holds a comma, quote or line break.
 std::string csv_field(const std::string& s) {
@@ -51,7 +38,8 @@ int curves_command(const CurvesArgs& a) {
   std::vector<LearningCurve> curves;
   std::string csv = "run,label,step,lr,train_loss,train_accuracy,val_loss,val_accuracy,steps_per_second\n";
   for (const auto& f : files) {
-    const LearningCurve c = learning_curve(read_result(f), f.string());  // malformed: exit 5, nothing written
+    // Unreadable or malformed: exit 5, nothing written.
+    const LearningCurve c = learning_curve(read_json_file(f, ErrorKind::data, "result.json"), f.string());
     const std::string rows = history_csv(c);
     std::istringstream lines(rows.substr(rows.find('\n') + 1));
     for (std::string line; std::getline(lines, line);)

@@ -5,12 +5,10 @@
 // written, each atomically: a refused file leaves all of them as they were.
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "cli/commands.h"
 #include "common/ed25519.h"
-#include "common/json_input.h"
+#include "common/json_file.h"
 #include "lra/status.h"
 #include "results/result.h"
 #include "results/signature.h"
@@ -43,10 +41,7 @@ int sign_command(const SignArgs& a) {
       for (const auto& r : report.reasons) why += "; " + r;
       throw Error(ErrorKind::rules, f.string() + " does not verify, so it is not signed (nothing was signed)" + why);
     }
-    std::ifstream in(f, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    nlohmann::json result = parse_json_input(ss.str());
+    nlohmann::json result = read_json_file(f, ErrorKind::data, kResultFileName);
     if (result.contains("signature")) {
       const SignatureCheck check = check_signature(result);
       throw Error(ErrorKind::usage, f.string() + " is already signed" +

@@ -1,4 +1,5 @@
 #include "leaderboard/board.h"
+#include "common/json_file.h"
 #include "common/json_input.h"
 
 #include <fcntl.h>
@@ -23,18 +24,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-json parse_file(const fs::path& file, ErrorKind kind, const std::string& what) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw Error(kind, file.string() + ": cannot read this " + what);
-  std::ostringstream text;
-  text << in.rdbuf();
-  try {
-    return parse_json_input(text.str());
-  } catch (const JsonInputError& e) {
-    throw Error(kind, file.string() + ": not valid JSON (" + e.what() + "); is it a " + what + "?");
-  }
-}
-
 std::string string_at(const json& j, const char* outer, const char* inner) {
   if (!j.is_object()) return "";
   const auto o = j.find(outer);
@@ -47,7 +36,7 @@ std::string string_at(const json& j, const char* outer, const char* inner) {
 
 void read_bench(Leaderboard& board, const std::vector<fs::path>& files) {
   for (const auto& f : files) {
-    const json doc = parse_file(f, ErrorKind::usage, "bench.json (written by lrahost bench)");
+    const json doc = read_json_file(f, ErrorKind::usage, "bench.json (written by lrahost bench)");
     auto points = bench::bench_points_from_json(doc, f.string());
     board.bench.insert(board.bench.end(), points.begin(), points.end());
     board.bench_sources.push_back(f.string());
@@ -260,7 +249,7 @@ Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const s
       const std::string why = report.reasons.empty() ? "cannot read it" : report.reasons.front();
       throw Error(ErrorKind::data, file.string() + ": " + why + " (pass result.json files written by lrahost run)");
     }
-    json result = parse_file(file, ErrorKind::data, "result.json");
+    json result = read_json_file(file, ErrorKind::data, "result.json");
     bound_result_strings(result);
     if (!report.valid) {
       board.invalid.push_back({file.string(), string_at(result, "plugin", "name"), string_at(result, "task", "name"),

@@ -148,6 +148,26 @@ double max_abs_diff(const torch::Tensor& a, const torch::Tensor& b) {
   return ::testing::AssertionSuccess();
 }
 
+::testing::AssertionResult mask_keys_false_ignores_the_mask(const std::string& name) {
+  auto lra_like = make_mixer(name, small_spec(), {{"mask_keys", false}});
+  lra_like->eval();
+  auto masked = make_mixer(name, small_spec());
+  masked->eval();
+  if (!padding_invariant(*masked, 48, 32)) return ::testing::AssertionFailure() << "the default must honour the mask";
+  if (padding_invariant(*lra_like, 48, 32))
+    return ::testing::AssertionFailure() << "padding must be read when mask_keys = false";
+  torch::NoGradGuard no_grad;
+  const auto x = random_input(3, 48, 32);
+  const auto mask = lengths_mask(48, {48, 31, 7});
+  const double unmasked = max_abs_diff(lra_like->forward(x, mask), lra_like->forward(x, torch::Tensor()));
+  if (!(unmasked < 1e-6))
+    return ::testing::AssertionFailure() << "mask_keys = false: the mask moved the output by " << unmasked;
+  const double honoured = max_abs_diff(masked->forward(x, mask), masked->forward(x, torch::Tensor()));
+  if (!(honoured > 1e-4))
+    return ::testing::AssertionFailure() << "the default: the mask moved the output by only " << honoured;
+  return ::testing::AssertionSuccess();
+}
+
 ::testing::AssertionResult float32_gradients_match_float64(lra::Mixer& m, const torch::Tensor& x,
                                                            const torch::Tensor& mask, double rel_tol) {
   torch::manual_seed(5);

@@ -71,6 +71,11 @@ double max_diff_real(const torch::Tensor& a, const torch::Tensor& b, const torch
 // Outputs at real positions do not change when the padded positions of x hold other values.
 ::testing::AssertionResult padding_invariant(lra::Mixer& m, int64_t L, int64_t D, double tol = 1e-5);
 
+// A mixer with the `mask_keys` option (LRA's unmasked keys, the Table 1
+// configuration): with mask_keys = false the mask changes nothing and padding
+// is read; with the default the mask is honoured and changes the output.
+::testing::AssertionResult mask_keys_false_ignores_the_mask(const std::string& name);
+
 // The gradients of x and of every parameter, computed in float32, equal those
 // of the same mixer converted to float64 (relative to each gradient's scale):
 // catches float32-only kernel faults that a float64 parity test cannot see.
