@@ -10,7 +10,7 @@
 
 #include "bench/measure_step.h"
 #include "bench/report_runs.h"
-#include "bench/task_shape.h"
+#include "model/task_shape.h"
 #include "common/atomic_file.h"
 #include "common/build_info.h"
 #include "common/sha256.h"

@@ -6,7 +6,9 @@
 //                   (the verifier's "do the predictions depend on the trained
 //                   weights?" pass evaluates those); with --groups FILE also
 //                   the AdamW groups the mixers' optimizer hints give, as
-//                   result.json records them (the verifier compares);
+//                   result.json records them, and with --summary FILE where
+//                   the host's probe puts the summary (the verifier compares
+//                   both with the record);
 //   (default)       rebuild the model, load RUN/model.pt, and write the
 //                   predicted class of every example of --inputs to --out
 //                   (reevaluation/predictions_file.h).
@@ -29,6 +31,7 @@
 #include "reevaluation/predictions_file.h"
 #include "runs/trained_run.h"
 #include "train/module_io.h"
+#include "rules/summary_position.h"
 #include "train/optimizer_groups.h"
 #include "train/trainer.h"
 
@@ -94,6 +97,8 @@ int evaluate_run_command(const EvaluateRunArgs& a) {
   info.paired = info_json.at("paired").get<bool>();
   const torch::Device device = pick_device(a.device);
   if (a.init_weights) {
+    // Where the host's probe puts the summary, for the verifier to compare with the record.
+    if (!a.summary.empty()) write_file_atomic(a.summary, summary_position_name(probe_run_summary(run, mixer, info)));
     Classifier fresh = fresh_classifier(run, mixer, info, torch::kCPU);
     save_module(*fresh, a.out);
     if (!a.groups.empty()) {
@@ -132,6 +137,7 @@ void add_evaluate_run_command(CLI::App& app, CommandSlot& slot) {
   evc->add_option("--threads", a->threads);
   evc->add_option("--python-report", a->python_report);
   evc->add_option("--groups", a->groups);
+  evc->add_option("--summary", a->summary);
   on_parsed(evc, slot, a, [](EvaluateRunArgs& args) { return evaluate_run_command(args); });
 }
 

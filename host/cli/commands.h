@@ -129,6 +129,7 @@ struct EvaluateRunArgs {
   int threads = 1;
   std::string python_report; // a Python mixer: where to write the interpreter's versions and the class's identity
   std::string groups;        // --init-weights: where to write the optimizer groups the mixers' hints give (optimizer_record)
+  std::string summary;       // --init-weights: where to write the summary position the host's probe gives (rules/summary_position.h)
 };
 int evaluate_run_command(const EvaluateRunArgs& args);
 

@@ -99,7 +99,12 @@ BlockImpl::BlockImpl(const ModelConfig& m, std::shared_ptr<lra::Mixer> mx) : mix
 }
 
 torch::Tensor BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& mask) {
-  auto mixed = call_mixer(*mixer, ln_mix(x), mask);  // faults named: plugin, call, step
+  const auto in = ln_mix(x);
+  if (capture_) {
+    captured_input_ = in.detach();
+    captured_mask_ = mask;
+  }
+  auto mixed = call_mixer(*mixer, in, mask);  // faults named: plugin, call, step
   auto h = x + drop(mixed);
   // jax.nn.gelu defaults to the tanh approximation.
   auto f = drop(fc2(drop(torch::gelu(fc1(ln_ffn(h)), "tanh"))));
@@ -148,7 +153,19 @@ torch::Tensor ClassifierImpl::encode(const torch::Tensor& ids, const torch::Tens
   // (LRA quirk Q1 under padding_mask = "nonzero_tokens": pixel 0 is padding).
   auto mask = key_mask(ids, length_mask);
   auto x = embed(ids);
-  if (use_cls_) {
+  // A mixer that does not read ahead (rules/summary_position.h): the summary
+  // is read right after the example's last real token, which has seen it all;
+  // padding comes after it. Examples are padded at the end, so that index is
+  // the example's length.
+  const bool after_last = spec_.summary == SummaryPosition::after_last;
+  torch::Tensor lengths;
+  if (after_last) lengths = length_mask.sum(1);  // [B]
+  if (use_cls_ && after_last) {
+    const auto slot = torch::arange(ids.size(1) + 1, lengths.options()).unsqueeze(0).eq(lengths.unsqueeze(1));
+    x = torch::cat({x, torch::zeros_like(x.narrow(1, 0, 1))}, 1);
+    x = torch::where(slot.unsqueeze(-1), cls_.view({1, 1, -1}).to(x.dtype()), x);
+    mask = torch::cat({mask, torch::zeros_like(mask.narrow(1, 0, 1))}, 1).logical_or(slot);
+  } else if (use_cls_) {
     auto B = ids.size(0);
     x = torch::cat({cls_.view({1, 1, -1}).expand({B, 1, cls_.size(0)}), x}, 1);
     // LRA copies the first position's mask entry to the CLS token, so under
@@ -163,6 +180,10 @@ torch::Tensor ClassifierImpl::encode(const torch::Tensor& ids, const torch::Tens
   x = final_ln(x);
   // "cls" reads the inserted CLS position; "first" the first real token (LRA's
   // two-tower model pools "CLS" without inserting one).
+  if (after_last && (use_cls_ || spec_.model.pooling == "first")) {
+    const auto at = use_cls_ ? lengths : (lengths - 1).clamp_min(0);
+    return x.gather(1, at.view({-1, 1, 1}).expand({x.size(0), 1, x.size(2)})).squeeze(1);
+  }
   if (use_cls_ || spec_.model.pooling == "first") return x.select(1, 0);
   // "mean_padded" is LRA's MEAN: over every position, padding included (the
   // LRA Table 1 configuration of sinkhorn on ListOps uses it).

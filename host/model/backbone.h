@@ -16,6 +16,7 @@
 
 #include "lra/mixer.h"
 #include "manifest/manifest.h"
+#include "rules/summary_position.h"
 
 namespace lra::host {
 
@@ -27,6 +28,7 @@ struct BackboneSpec {
   int64_t num_classes = 0;
   uint64_t seed = 0;    // passed to mixers for their own fixed randomness
   bool paired = false;  // two inputs, one shared encoder, an MLP over both pooled vectors (Retrieval)
+  SummaryPosition summary = SummaryPosition::first;  // where "cls" and "first" pooling read
 };
 
 class BlockImpl : public torch::nn::Module {
@@ -34,8 +36,16 @@ class BlockImpl : public torch::nn::Module {
   BlockImpl(const ModelConfig& m, std::shared_ptr<lra::Mixer> mixer);
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask);
   std::shared_ptr<lra::Mixer> mixer;
+  // While on, each forward keeps what the mixer received (its input after the
+  // LayerNorm, detached, and its mask): the point `lrahost span` differentiates
+  // the mixer at (span/gradient_span.h).
+  void set_capture(bool on) { capture_ = on; }
+  const torch::Tensor& captured_input() const { return captured_input_; }
+  const torch::Tensor& captured_mask() const { return captured_mask_; }
 
  private:
+  bool capture_ = false;
+  torch::Tensor captured_input_, captured_mask_;
   torch::nn::LayerNorm ln_mix{nullptr}, ln_ffn{nullptr};
   torch::nn::Linear fc1{nullptr}, fc2{nullptr};
   // Inverted dropout with the manifest's rate in training (lra/dropout.h).

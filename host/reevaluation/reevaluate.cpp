@@ -36,6 +36,7 @@
 #include "reevaluation/submitted_plugin.h"
 #include "reevaluation/reevaluation_signature.h"
 #include "results/result.h"
+#include "rules/summary_position.h"
 #include "results/signature.h"
 
 namespace lra::host {
@@ -274,7 +275,8 @@ void reevaluate_one(const ReevaluateOptions& o, const OfficialLookup& official, 
   std::vector<std::string> init_argv = {
       exe, "evaluate-run", "--init-weights", "--run", (scratch / "submitted" / "run").string(), "--plugin",
       plugin.spec, "--task-info", (init_dir / "task-info.json").string(), "--out", (init_dir / "fresh.pt").string(),
-      "--groups", (init_dir / "groups.json").string(), "--threads", std::to_string(o.threads)};
+      "--groups", (init_dir / "groups.json").string(), "--summary", (init_dir / "summary.txt").string(),
+      "--threads", std::to_string(o.threads)};
   // Only this pass reports on the interpreter: it sees no test inputs (python_report.h).
   if (submitted.python) init_argv.insert(init_argv.end(), {"--python-report", (init_dir / kPythonReportName).string()});
   std::vector<fs::path> init_binds = plugin.extra;
@@ -344,6 +346,24 @@ void reevaluate_one(const ReevaluateOptions& o, const OfficialLookup& official, 
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::storage) throw;
       fail(std::string("the optimizer groups from the sandbox are unusable: ") + e.what());
+    }
+  }
+  // The summary position is the one the host's probe gives this plugin, run
+  // in the sandbox as the run built it: a file cannot move the summary of a
+  // mixer that reads ahead (docs/rules.md#causal-mixers-and-the-summary-token).
+  if (const json* recorded = json_at(result, {"model", "summary"}); recorded && recorded->is_string()) {
+    try {
+      const std::string probed = read_untrusted_file(init_dir / "summary.txt", 64);
+      if (!summary_position_from_name(probed))
+        fail("the summary position from the sandbox is not a known one");
+      else if (probed != recorded->get<std::string>())
+        fail("model.summary is " + recorded->dump() + ", but the host's probe of the plugin, built in the sandbox as "
+             "the run built it, gives \"" + probed + "\" (docs/rules.md#causal-mixers-and-the-summary-token)");
+      else
+        r.facts.push_back("summary position probed in the sandbox: " + probed + ", as recorded");
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::storage) throw;
+      fail(std::string("the summary position from the sandbox is unusable: ") + e.what());
     }
   }
   fs::remove_all(init_dir);

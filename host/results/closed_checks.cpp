@@ -119,6 +119,22 @@ bool check_closed_against_protocol(const json& result, const OfficialManifest& o
                          ", not the fingerprint of the official data (" + which + ": " + official.data_fingerprint +
                          "); the run trained on other data");
   }
+  // 4. The parameter budget's inputs: the reference model is the protocol's,
+  //    so a closed claim cannot enlarge its own budget.
+  const json* recorded_ref = json_at(result, {"rules", "reference_params"});
+  if (official.reference_params > 0 &&
+      !(recorded_ref && recorded_ref->is_number_integer() && recorded_ref->get<int64_t>() == official.reference_params))
+    reasons->push_back("division is \"closed\" but rules.reference_params is " +
+                       (recorded_ref ? show(*recorded_ref) : std::string("missing")) +
+                       ", the reference Transformer of the official manifest (" + which + ") has " +
+                       std::to_string(official.reference_params) + " parameters");
+  const json* want_ratio = json_at(official.config, {"rules", "param_budget_ratio"});
+  const json* recorded_ratio = json_at(result, {"rules", "param_budget_ratio"});
+  if (want_ratio && want_ratio->is_number() &&
+      !(recorded_ratio && recorded_ratio->is_number() && recorded_ratio->get<double>() == want_ratio->get<double>()))
+    reasons->push_back("division is \"closed\" but rules.param_budget_ratio is " +
+                       (recorded_ratio ? show(*recorded_ratio) : std::string("missing")) +
+                       ", the official manifest (" + which + ") says " + show(*want_ratio));
   return reasons->size() == before;
 }
 

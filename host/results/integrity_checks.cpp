@@ -7,6 +7,7 @@
 #include "common/sha256.h"
 #include "results/result.h"
 #include "results/signature.h"
+#include "rules/summary_position.h"
 
 namespace lra::host::verify_internal {
 
@@ -33,6 +34,20 @@ std::string check_result_signature(Checker& c, const json& result) {
 void check_model_field(Checker& c) {
   c.optional("model", kObject);
   check_sha256_field(c, "model.sha256", c.optional("model.sha256", kString));
+  // Where the head reads (docs/rules.md#causal-mixers-and-the-summary-token):
+  // a known position, and one the pooling can have. Whether the mixer earns
+  // "after_last" is the probe's to say; --reevaluate runs it again.
+  const json* summary = c.optional("model.summary", kString);
+  if (!summary) return;
+  const auto position = summary_position_from_name(summary->get<std::string>());
+  if (!position) {
+    c.fail("model.summary must be \"first\", \"after_last\" or \"mean\", found " + show(*summary));
+    return;
+  }
+  const json* pooling = json_at(c.root(), {"config", "model", "pooling"});
+  if (pooling && pooling->is_string() && !summary_fits_pooling(*position, pooling->get<std::string>()))
+    c.fail("model.summary " + show(*summary) + " does not fit config.model.pooling " + show(*pooling) +
+           " (mean pooling reads every position: \"mean\"; cls and first read one: \"first\" or \"after_last\")");
 }
 
 void check_model_file(const json& result, const std::filesystem::path& result_file, VerifyReport& report) {

@@ -98,7 +98,7 @@ nlohmann::json run_result_json(const RunResultFacts& r) {
       {"distributed", {{"world_size", r.ranks.world_size}, {"backend", r.ranks.backend}, {"launcher", r.ranks.launcher}}},
       {"overrides", r.overrides},
       {"config", r.config},
-      {"model", {{"file", "model.pt"}, {"sha256", r.model_sha256}}},
+      {"model", {{"file", "model.pt"}, {"sha256", r.model_sha256}, {"summary", r.model_summary}}},
       {"metrics", metrics_json(r.metrics)},
       {"history", r.history},
       {"timing", timing_json(r.timing)},

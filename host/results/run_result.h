@@ -46,6 +46,7 @@ struct RunResultFacts {
   nlohmann::json config;  // the resolved manifest (to_json)
   nlohmann::json optimizer;  // {"groups": [...]} (train/optimizer_groups.h); null: not recorded
   std::string model_sha256;
+  std::string model_summary = "first";  // where the head reads (model/summary_position.h)
   struct Metrics {
     double test_accuracy = 0, test_loss = 0, best_val_accuracy = 0, final_train_loss = 0, final_train_accuracy = 0,
            majority_class_rate = 0;

@@ -14,7 +14,11 @@
 //   - and the file's content agrees with that manifest, not just its hash
 //     (results/closed_checks.h): config is the manifest's own (train.seed
 //     aside), task.examples are the official split sizes, and for generated
-//     data task.data_fingerprint is the official data's.
+//     data task.data_fingerprint is the official data's, and the parameter
+//     budget's inputs are the protocol's: rules.reference_params is the
+//     count of the reference Transformer the host builds from that manifest
+//     (not a number the file may choose) and rules.param_budget_ratio the
+//     manifest's.
 // A result that records a reference configuration (run --reference) must
 // carry the compiled-in table's entry for its plugin and task, and be open.
 // A signature, when present, must verify over the digest (signed_by names
@@ -45,6 +49,7 @@ struct OfficialManifest {
   nlohmann::json defaults;    // the same for a manifest that sets nothing (keys a result may predate)
   int64_t train_examples = -1, val_examples = -1, test_examples = -1;  // official split sizes
   std::string data_fingerprint;  // generated data: the official data's fingerprint, else ""
+  int64_t reference_params = -1;  // the reference Transformer of this manifest on the task's shape; -1 = not checked
 };
 
 // Every released official manifest this host knows for `task` (oldest

@@ -20,8 +20,8 @@ void NotLearningWarning::on_validation(int64_t step, double accuracy) {
   message_ = fmt::format(
       "the model is not learning: after {} of {} updates the best validation accuracy, {:.2f}%, is not above the "
       "validation split's majority class, {:.2f}% (one-sided binomial p = {:.2g}). Likely causes: a mixer that runs "
-      "causally under CLS pooling (the summary token then sees no other token: docs/rules.md#causal-mixers-and-the-"
-      "summary-token); a mixer whose output ignores its input; a learning rate or schedule far from the task's; a "
+      "causally under CLS pooling with the summary at position 0 (the host's probe found it reading ahead; the "
+      "summary token then sees no other token: docs/rules.md#causal-mixers-and-the-summary-token); a mixer whose output ignores its input; a learning rate or schedule far from the task's; a "
       "preset too short for the task",
       step, total_steps_, 100 * best_, 100 * majority_, p);
   log_.warn("{}", message_);

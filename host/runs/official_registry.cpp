@@ -1,14 +1,41 @@
 #include "runs/official_registry.h"
 
-#include "lra/task.h"
+#include <map>
+#include <mutex>
 
+#include <torch/utils.h>
 
 #include "common/sha256.h"
+#include "lra/task.h"
 #include "manifest/embedded.h"
 #include "manifest/manifest.h"
 #include "manifest/official_data.h"
+#include "model/backbone.h"
+#include "model/random_state.h"
+#include "model/task_shape.h"
 
 namespace lra::host {
+namespace {
+
+// The reference Transformer of an LRA manifest on its task's shape: the base
+// of a closed result's parameter budget, counted here so that verify never
+// takes it from the file. Built once per manifest; the global generator's
+// state is put back, so verifying does not move a later run's random stream.
+int64_t counted_reference_params(const std::string& sha256, const std::string& task, const Manifest& m) {
+  static std::mutex mu;
+  static std::map<std::string, int64_t> counted;
+  const std::lock_guard<std::mutex> lock(mu);
+  if (const auto it = counted.find(sha256); it != counted.end()) return it->second;
+  const TaskShape shape = lra_task_shape(task);
+  const PreservedRandomState keep;
+  torch::NoGradGuard no_grad;
+  const int64_t n = count_parameters(
+      *Classifier(BackboneSpec{m.model, shape.vocab_size, shape.num_classes, 0, shape.paired}, make_reference_attention));
+  counted[sha256] = n;
+  return n;
+}
+
+}  // namespace
 
 std::vector<OfficialManifest> registry_official(const std::string& task) {
   std::vector<OfficialManifest> out;
@@ -17,7 +44,9 @@ std::vector<OfficialManifest> registry_official(const std::string& task) {
     OfficialManifest m{r.version, r.sha256, r.note, r.superseded_by};
     // What the protocol fixes: the configuration run records, and the data.
     const EmbeddedFile* f = find_embedded(r.file);
-    m.config = to_json(parse_manifest(f->text, "builtin:" + r.file));
+    const Manifest manifest = parse_manifest(f->text, "builtin:" + r.file);
+    m.config = to_json(manifest);
+    if (r.protocol == "lra-v1") m.reference_params = counted_reference_params(r.sha256, task, manifest);
     // What a key is when a manifest does not set it (results may predate a key).
     m.defaults = to_json(Manifest{});
     if (const auto d = find_official_data(r.version, task)) {

@@ -22,6 +22,7 @@
 #include "lra/status.h"
 #include "manifest/presets.h"
 #include "model/backbone.h"
+#include "model/summary_probe.h"
 #include "plugins/conformance.h"
 #include "plugins/descriptor.h"
 #include "plugins/mixer_factory.h"
@@ -133,6 +134,7 @@ struct BuiltModel {
   ParamBudget budget;
   int64_t total_params = 0;
   std::vector<OptimizerGroup> groups;  // AdamW's, from the mixers' hints
+  SummaryPosition summary = SummaryPosition::first;
 };
 
 // The reference Transformer sets the budget; the plugin's model is checked
@@ -145,8 +147,13 @@ BuiltModel build_model(const RunPlan& p, const lra::TaskInfo& info, const std::s
   const int64_t reference_params = count_parameters(*Classifier(spec, make_reference_attention));
   BuiltModel b;
   b.budget = compute_param_budget(reference_params, m.rules.param_budget_ratio);
-  torch::manual_seed(m.train.seed);
   const MixerMaker make_mixer = plugin_mixer_factory(*p.mixer, p.resolved.options);
+  spec.summary = choose_summary_position(make_mixer, spec);
+  b.summary = spec.summary;
+  if (spec.summary == SummaryPosition::after_last)
+    log.info("summary: after each example's last real token ({} does not read ahead: its output at position 0 "
+             "ignores later positions; docs/rules.md#causal-mixers-and-the-summary-token)", name);
+  torch::manual_seed(m.train.seed);
   std::vector<lra::MixerSpec> mixer_specs;  // each block's, for the conformance checks
   b.model = Classifier(spec, recording_specs(make_mixer, &mixer_specs));
   b.total_params = count_parameters(*b.model);
@@ -333,6 +340,7 @@ RunResultFacts run_record(const RunFacts& f) {
   r.config = to_json(p.manifest);
   r.optimizer = optimizer_record(f.built.groups, p.manifest.train.weight_decay);
   r.model_sha256 = f.model_sha256;
+  r.model_summary = summary_position_name(f.built.summary);
   const auto& t = f.trained;
   r.metrics = {t.test.accuracy, t.test.loss, t.best_val_accuracy, t.final_train_loss, t.final_train_accuracy,
                majority_class_rate(d.test, d.info.num_classes), t.best_val_step};

@@ -9,6 +9,7 @@
 
 #include <torch/serialize.h>
 
+#include "model/summary_probe.h"
 #include "plugins/mixer_options.h"
 #include "plugins/mixer_factory.h"
 #include "common/sha256.h"
@@ -75,6 +76,13 @@ class RecordReader {
 // resolve_mixer_options types it by the plugin's declaration again.
 std::string option_text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
+// The run's mixer options, typed again by the plugin's declaration.
+lra::Params recorded_options(const RunRecord& run, const LoadedPlugin& mixer) {
+  std::map<std::string, std::string> given;
+  for (const auto& [key, v] : run.plugin_options.items()) given[key] = option_text(v);
+  return resolve_mixer_options(mixer, given);
+}
+
 }  // namespace
 
 RunRecord read_run_record(const std::filesystem::path& dir) {
@@ -123,6 +131,16 @@ RunRecord read_run_record(const std::filesystem::path& dir) {
   // manifest's own field table (manifest/manifest.h config_manifest), so no
   // field of the model (model.padding_mask was one) can be left out here.
   run.model = config_manifest(r.at("config"), run.task, run.result_file.string()).model;
+  // Where the head reads; a result from before the field ran LRA's placement.
+  if (run.result.contains("model") && run.result["model"].is_object() && run.result["model"].contains("summary")) {
+    const std::string name = r.text("model.summary");
+    const auto summary = summary_position_from_name(name);
+    if (!summary) r.fail("model.summary", "is '" + name + "', expected first, after_last or mean");
+    run.summary = *summary;
+    run.summary_recorded = true;
+  } else {
+    run.summary = lra_summary_position(run.model.pooling);
+  }
 
   for (const auto& [key, v] : r.object("task.data_params").items()) {
     if (v.is_boolean()) {
@@ -191,12 +209,26 @@ LoadedData load_run_data(const RunRecord& run, const LoadedPlugin& task, const s
   return data;
 }
 
+SummaryPosition probe_run_summary(const RunRecord& run, const LoadedPlugin& mixer, const lra::TaskInfo& info) {
+  const BackboneSpec spec{run.model, info.vocab_size, info.num_classes, run.seed, info.paired};
+  return choose_summary_position(plugin_mixer_factory(mixer, recorded_options(run, mixer)), spec);
+}
+
+void check_run_summary(const RunRecord& run, const LoadedPlugin& mixer, const lra::TaskInfo& info) {
+  if (!run.summary_recorded) return;  // an older host: LRA's placement, whatever the mixer
+  const SummaryPosition probed = probe_run_summary(run, mixer, info);
+  if (probed != run.summary)
+    throw Error(ErrorKind::rules, run.result_file.string() + ": model.summary is '" +
+                                      summary_position_name(run.summary) + "', but the host's probe of " +
+                                      mixer.descriptor.name + " as this run builds it gives '" +
+                                      summary_position_name(probed) +
+                                      "' (docs/rules.md#causal-mixers-and-the-summary-token)");
+}
+
 Classifier fresh_classifier(const RunRecord& run, const LoadedPlugin& mixer, const lra::TaskInfo& info,
                             const torch::Device& device) {
-  std::map<std::string, std::string> given;
-  for (const auto& [key, v] : run.plugin_options.items()) given[key] = option_text(v);
-  const lra::Params options = resolve_mixer_options(mixer, given);
-  BackboneSpec spec{run.model, info.vocab_size, info.num_classes, run.seed, info.paired};
+  const lra::Params options = recorded_options(run, mixer);
+  BackboneSpec spec{run.model, info.vocab_size, info.num_classes, run.seed, info.paired, run.summary};
   // As `run` built it: mixers may draw fixed, non-trained tensors from the seed.
   torch::manual_seed(run.seed);
   Classifier model(spec, plugin_mixer_factory(mixer, options));

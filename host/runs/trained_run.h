@@ -28,6 +28,8 @@ struct RunRecord {
   lra::Params data_params;               // task.data_params
   std::string data_fingerprint;
   uint64_t seed = 0;
+  SummaryPosition summary = SummaryPosition::first;  // model.summary (absent: what older hosts did)
+  bool summary_recorded = false;
 };
 
 // Reads DIR/result.json and checks that DIR/model.pt exists. A missing
@@ -49,9 +51,16 @@ const LoadedPlugin& open_run_mixer(const RunRecord& run, const std::optional<std
 LoadedData load_run_data(const RunRecord& run, const LoadedPlugin& task, const std::optional<std::string>& data_dir,
                          int threads);
 
+// Where the host's probe puts this run's summary (model/summary_probe.h),
+// building the mixer as the run did; check_run_summary refuses, with
+// Error(rules), a run whose recorded model.summary differs (a result without
+// the field ran LRA's placement and is not probed).
+SummaryPosition probe_run_summary(const RunRecord& run, const LoadedPlugin& mixer, const lra::TaskInfo& info);
+void check_run_summary(const RunRecord& run, const LoadedPlugin& mixer, const lra::TaskInfo& info);
+
 // The classifier as `run` built it before training: the recorded
-// configuration, mixer options and seed, freshly initialised, on `device`,
-// in evaluation mode.
+// configuration, mixer options, seed and summary position, freshly
+// initialised, on `device`, in evaluation mode.
 Classifier fresh_classifier(const RunRecord& run, const LoadedPlugin& mixer, const lra::TaskInfo& info,
                             const torch::Device& device);
 

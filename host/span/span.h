@@ -15,6 +15,8 @@
 
 #include <ATen/ATen.h>
 
+#include "span/running_mean.h"
+
 namespace lra::host::span {
 
 // One attention module over one batch, per sequence and head ([B, H] each,
@@ -60,12 +62,7 @@ class Accumulator {
   Summary summary() const;
 
  private:
-  struct Mean {
-    double sum = 0;
-    int64_t n = 0;
-    void add(double x) { sum += x, ++n; }
-    double value() const { return n ? sum / static_cast<double>(n) : 0.0; }
-  };
+  using Mean = RunningMean;
   Mean overall_;
   std::vector<Mean> layer_;
   std::vector<std::vector<Mean>> head_;

@@ -19,6 +19,7 @@
 #include "manifest/manifest.h"
 #include "manifest/official_data.h"
 #include "manifest/releases.h"
+#include "official_rules.h"
 #include "results/result.h"
 
 namespace lra::test {
@@ -35,6 +36,22 @@ json official_config(const std::string& task) {
   const auto rel = lra::host::current_release(task);
   return lra::host::to_json(lra::host::parse_manifest(
       read_text(fs::path(LRA_SOURCE_DIR) / "manifests" / rel->file), "official"));
+}
+
+lra::host::OfficialData official_row(const std::string& task) {
+  const auto row = lra::host::find_official_data(lra::host::current_release(task)->version, task);
+  if (!row) throw std::runtime_error("no official data row for " + task);
+  return *row;
+}
+
+// A smoke result given the official manifest's configuration and the
+// official split sizes of `task` (its own data and fingerprint kept).
+json with_official_config(json r, const std::string& task) {
+  r["config"] = official_config(task);
+  r["config"]["train"]["seed"] = r["seed"];
+  const auto row = official_row(task);
+  r["task"]["examples"] = {{"train", row.train}, {"val", row.val}, {"test", row.test}};
+  return r;
 }
 
 // A smoke result edited to claim the closed division under the current
@@ -70,18 +87,18 @@ TEST(ClosedTrust, AResealedSmokeResultClaimingClosedIsInvalidNamingEachField) {
       << v.output;
   EXPECT_TRUE(has(v.output, "task.data_fingerprint is")) << v.output;
   EXPECT_TRUE(has(v.output, "not the fingerprint of the official data")) << v.output;
+  // The budget's base: the smoke model's reference Transformer is not the official one.
+  EXPECT_TRUE(has(v.output, "rules.reference_params is " + forged["rules"]["reference_params"].dump() +
+                                ", the reference Transformer of the official manifest (release lra-v1.2) has " +
+                                official_rules("listops")["reference_params"].dump() + " parameters"))
+      << v.output;
 }
 
 TEST(ClosedTrust, OfficialConfigWithOtherDataIsStillInvalid) {
   TempDir d;
   ASSERT_EQ(lrahost(kSmoke + " --out " + (d.path() / "run").string()).code, 0);
-  json r = json::parse(read_text(d.path() / "run" / "result.json"));
-  r["config"] = official_config("listops");
-  r["config"]["train"]["seed"] = r["seed"];
-  const auto row = lra::host::find_official_data(lra::host::current_release("listops")->version, "listops");
-  ASSERT_TRUE(row);
   // Right counts, wrong data: only the fingerprint gives it away.
-  r["task"]["examples"] = {{"train", row->train}, {"val", row->val}, {"test", row->test}};
+  json r = with_official_config(json::parse(read_text(d.path() / "run" / "result.json")), "listops");
   lra::host::write_result(d.path() / "forged", claim_closed(r, "listops"));
   auto v = lrahost("verify " + (d.path() / "forged").string());
   EXPECT_EQ(v.code, 4) << v.output;
@@ -92,10 +109,48 @@ TEST(ClosedTrust, OfficialConfigWithOtherDataIsStillInvalid) {
   // With the official fingerprint too, the file is indistinguishable from an
   // official run by its content: verify calls it closed (only re-evaluation
   // from the weights can tell, see test_submit_cli.cpp).
-  r["task"]["data_fingerprint"] = row->fingerprint;
+  r["task"]["data_fingerprint"] = official_row("listops").fingerprint;
+  r["rules"] = official_rules("listops");
   lra::host::write_result(d.path() / "forged2", claim_closed(r, "listops"));
   auto v2 = lrahost("verify " + (d.path() / "forged2").string());
   EXPECT_TRUE(has(v2.output, "closed (release lra-v1.2), valid")) << v2.output;
+}
+
+// Issue 31: the parameter budget of a closed claim is the protocol's. A
+// result that names a huge reference model (with the budget that is its
+// arithmetic, room for any model) is refused by plain verify, as is one that
+// raises the budget ratio; the official numbers verify.
+TEST(ClosedTrust, AdversarialAClosedClaimCannotChooseItsReferenceModelOrRatio) {
+  TempDir d;
+  ASSERT_EQ(lrahost(kSmoke + " --out " + (d.path() / "run").string()).code, 0);
+  json r = with_official_config(json::parse(read_text(d.path() / "run" / "result.json")), "listops");
+  r["task"]["data_fingerprint"] = official_row("listops").fingerprint;
+  const json rules = official_rules("listops");
+  ASSERT_GT(rules["reference_params"].get<int64_t>(), 0);
+
+  r["rules"] = {{"reference_params", 1000000000000}, {"param_budget_ratio", rules["param_budget_ratio"]},
+                {"param_budget", lra::host::param_budget(1000000000000, rules["param_budget_ratio"].get<double>())}};
+  lra::host::write_result(d.path() / "reference", claim_closed(r, "listops"));
+  auto v = lrahost("verify " + (d.path() / "reference").string());
+  EXPECT_EQ(v.code, 4) << v.output;
+  EXPECT_TRUE(has(v.output, "rules.reference_params is 1000000000000, the reference Transformer of the official "
+                            "manifest (release lra-v1.2) has " + rules["reference_params"].dump() + " parameters"))
+      << v.output;
+
+  r["rules"] = rules;
+  r["rules"]["param_budget_ratio"] = 1000.0;
+  r["rules"]["param_budget"] = lra::host::param_budget(rules["reference_params"].get<int64_t>(), 1000.0);
+  lra::host::write_result(d.path() / "ratio", claim_closed(r, "listops"));
+  v = lrahost("verify " + (d.path() / "ratio").string());
+  EXPECT_EQ(v.code, 4) << v.output;
+  EXPECT_TRUE(has(v.output, "rules.param_budget_ratio is 1000.0, the official manifest (release lra-v1.2) says 1.1"))
+      << v.output;
+
+  // The official numbers: the file is closed and valid (one seed of three: the submission is not complete).
+  r["rules"] = rules;
+  lra::host::write_result(d.path() / "honest", claim_closed(r, "listops"));
+  v = lrahost("verify " + (d.path() / "honest").string());
+  EXPECT_TRUE(has(v.output, "closed (release lra-v1.2), valid")) << v.output;
 }
 
 // The division an official run logs before its first step (the run itself is not needed).
@@ -154,15 +209,11 @@ TEST(ClosedTrust, AnOfficialRunOnLrasReleaseLayoutIsClosedAtTheOfficialSizes) {
 TEST(ClosedTrust, ReleaseFilesAreCheckedOnTheirCountsAndTheFlagMustAgreeWithTheSource) {
   TempDir d;
   ASSERT_EQ(lrahost(kSmoke + " --out " + (d.path() / "run").string()).code, 0);
-  json r = json::parse(read_text(d.path() / "run" / "result.json"));
+  json r = with_official_config(json::parse(read_text(d.path() / "run" / "result.json")), "listops");
   EXPECT_EQ(r["task"]["lra_release_files"], false);  // generated data
-  r["config"] = official_config("listops");
-  r["config"]["train"]["seed"] = r["seed"];
-  const auto row = lra::host::find_official_data(lra::host::current_release("listops")->version, "listops");
-  ASSERT_TRUE(row);
-  r["task"]["examples"] = {{"train", row->train}, {"val", row->val}, {"test", row->test}};
   r["task"]["lra_release_files"] = true;
   r["task"]["data_source"] = "LRA release files at /data/listops-1000 (the seed does not apply)";
+  r["rules"] = official_rules("listops");
   lra::host::write_result(d.path() / "release", claim_closed(r, "listops"));
   auto v = lrahost("verify " + (d.path() / "release").string());
   EXPECT_TRUE(has(v.output, "closed (release lra-v1.2), valid")) << v.output;

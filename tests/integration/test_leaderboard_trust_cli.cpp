@@ -3,8 +3,8 @@
 // Path-X counts are checked against the result's own data, and closed results
 // trained on other data than the rest are flagged. Results come from one real
 // smoke run, edited and re-sealed (closed ones copy the official manifest's
-// configuration, split sizes and data fingerprint: what verify cannot tell
-// from an official run by content alone).
+// configuration, budget, split sizes and data fingerprint: what verify cannot
+// tell from an official run by content alone).
 #include <filesystem>
 
 #include <gtest/gtest.h>
@@ -14,6 +14,7 @@
 #include "manifest/manifest.h"
 #include "manifest/official_data.h"
 #include "manifest/releases.h"
+#include "official_rules.h"
 #include "results/result.h"
 
 namespace lra::test {
@@ -60,6 +61,7 @@ class LeaderboardTrust : public ::testing::Test {
     r["config"] = lra::host::to_json(lra::host::parse_manifest(
         read_text(fs::path(LRA_SOURCE_DIR) / "manifests" / rel->file), "official"));
     r["config"]["train"]["seed"] = seed;
+    r["rules"] = official_rules(task);
     r["seed"] = seed;
     r["plugin"]["reference_settings"] = nullptr;
     return r;

@@ -123,6 +123,34 @@ TEST_F(ReevaluateCli, AnHonestResultOfEveryBuiltInMixerFamilyReevaluatesValid) {
   EXPECT_EQ(valid.size(), plugins.size()) << v.output;
 }
 
+// Issue 32: where the head reads is the host's probe's to say, in the sandbox
+// too. An honest causal-only Python mixer (its summary after each example's
+// last token) re-evaluates valid with the probe agreeing; a transformer
+// result edited to claim that position is refused by name.
+TEST_F(ReevaluateCli, AdversarialTheSummaryPositionIsProbedAgainInTheSandbox) {
+  const std::string retention = std::string(LRA_SOURCE_DIR) + "/sdk/examples/python/retention.py:Retention";
+  const fs::path honest = train(retention, "listops", "retention", std::string(kFewSteps) + " --set data.test_size=100");
+  EXPECT_EQ(json::parse(read_text(honest / "result.json"))["model"]["summary"], "after_last");
+  auto v = submit_and_reevaluate(d_.path() / "checked");
+  EXPECT_EQ(v.code, 0) << v.output;
+  const json rep = json::parse(read_text(d_.path() / "checked" / "runs" / "listops-seed-0" / "reevaluation.json"));
+  EXPECT_NE(rep["facts"].dump().find("summary position probed in the sandbox: after_last, as recorded"),
+            std::string::npos) << rep.dump(2);
+
+  fs::remove_all(honest);
+  const fs::path run = train("transformer", "listops", "moved", std::string(kFewSteps) + " --set data.test_size=100");
+  json r = json::parse(read_text(run / "result.json"));
+  EXPECT_EQ(r["model"]["summary"], "first");
+  r["model"]["summary"] = "after_last";
+  r.erase("digest");
+  r.erase("signature");
+  lra::host::write_result(run, lra::host::seal(r));
+  v = submit_and_reevaluate(d_.path() / "checked-moved");
+  EXPECT_EQ(v.code, 4) << v.output;
+  EXPECT_NE(v.output.find("model.summary is \"after_last\", but the host's probe of the plugin, built in the sandbox "
+                          "as the run built it, gives \"first\""), std::string::npos) << v.output;
+}
+
 // The attack of issue 31: the plugin's library constructor answers ListOps
 // from the inputs and exits before model.pt is loaded; the submitter writes
 // 100% into the result and re-seals it. Every number agrees, but the same

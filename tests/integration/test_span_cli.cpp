@@ -155,7 +155,8 @@ TEST_F(SpanCli, ReportsTheSpanPerLayerAndHeadAndMatchesAnIndependentRecomputatio
   auto o =
       lrahost("span --run " + run().string() + " --samples 16 --batch 5 --seed 3 --threads 1 --data-dir " + data());
   ASSERT_EQ(o.code, 0) << o.output;
-  EXPECT_NE(o.output.find("required attention span: transformer on listops"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("span: transformer on listops"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("required attention span (attention probabilities)"), std::string::npos) << o.output;
   EXPECT_NE(o.output.find("head 1"), std::string::npos) << o.output;
 
   const json s = load_json(run() / "span.json");  // the default --out
@@ -266,7 +267,7 @@ TEST_F(SpanCli, APluginFileThatIsNotTheRecordedBuildIsNeverLoaded) {
                    (copy / "span.json").string());
   // Not loaded (it would have aborted): the installed transformer, the recorded build, measures.
   EXPECT_EQ(o.code, 0) << o.output;
-  EXPECT_NE(o.output.find("required attention span: transformer"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("span: transformer"), std::string::npos) << o.output;
   EXPECT_TRUE(load_json(copy / "span.json")["plugin"]["same_file_as_run"].get<bool>());
 
   // A plugin name that is a path, with the recorded file gone: refused, nothing loaded.
@@ -294,17 +295,35 @@ TEST_F(SpanCli, DataOtherThanTheRunsIsRefused) {
   EXPECT_FALSE(std::filesystem::exists(copy / "span.json"));
 }
 
-TEST_F(SpanCli, AMixerWithoutAttentionProbabilitiesIsRefused) {
-  const auto lin = dir_->path() / "linear";
-  std::string args = tiny_run_args(data(), lin.string());
-  args.replace(args.find("--plugin transformer"), 20, "--plugin linear_transformer");
-  ASSERT_EQ(lrahost(args + " --set train.steps=2").code, 0);
-  auto o = lrahost("span --run " + lin.string() + " --data-dir " + data());
-  EXPECT_EQ(o.code, 3) << o.output;
-  EXPECT_NE(o.output.find("'linear_transformer'"), std::string::npos) << o.output;
-  EXPECT_NE(o.output.find("LRA_CAP_ATTENTION_PROBS"), std::string::npos) << o.output;
-  EXPECT_NE(o.output.find("transformer"), std::string::npos) << o.output;
-  EXPECT_FALSE(std::filesystem::exists(lin / "span.json"));
+// Issue 32: span for any mixer. A mixer without attention probabilities gets
+// the gradient span alone. Block-local attention with blocks of 4 reads only
+// its own block, so every row's full (coverage 1) radius is at most 3 tokens,
+// while the Transformer's reaches further: the gradient span sees the window.
+TEST_F(SpanCli, AMixerWithoutAttentionProbabilitiesGetsItsGradientSpanWhichSeesItsWindow) {
+  const auto local = dir_->path() / "local";
+  std::string args = tiny_run_args(data(), local.string());
+  args.replace(args.find("--plugin transformer"), 20, "--plugin local");
+  ASSERT_EQ(lrahost(args + " --set train.steps=2 --set mixer.block_size=4").code, 0);
+  auto o = lrahost("span --run " + local.string() + " --samples 16 --coverage 1 --threads 1 --data-dir " + data());
+  ASSERT_EQ(o.code, 0) << o.output;
+  EXPECT_NE(o.output.find("required attention span: not defined"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("gradient span"), std::string::npos) << o.output;
+  const json s = json::parse(read_text(local / "span.json"));
+  EXPECT_TRUE(s["span"].is_null()) << s.dump(2);
+  EXPECT_NE(s["attention_span"].get<std::string>().find("does not declare attention_probs"), std::string::npos);
+  const json& g = s["gradient"];
+  EXPECT_GT(g["counts"]["query_rows"].get<int64_t>(), 0) << g.dump(2);
+  EXPECT_GT(g["radius"].get<double>(), 0.0) << "a block of 4 reads its neighbours";
+  EXPECT_LE(g["radius"].get<double>(), 3.0) << g.dump(2);
+  for (const auto& r : g["per_layer_radius"]) EXPECT_LE(r.get<double>(), 3.0) << g.dump(2);
+  EXPECT_LE(g["distance"].get<double>(), 3.0) << g.dump(2);
+
+  auto t = lrahost("span --run " + run().string() + " --samples 16 --coverage 1 --threads 1 --out " +
+                   (dir_->path() / "transformer-span.json").string() + " --data-dir " + data());
+  ASSERT_EQ(t.code, 0) << t.output;
+  const json ts = json::parse(read_text(dir_->path() / "transformer-span.json"));
+  EXPECT_TRUE(ts["span"].is_number()) << "the attention span stays for a mixer with probabilities";
+  EXPECT_GT(ts["gradient"]["radius"].get<double>(), 3.0) << ts["gradient"].dump(2);
 }
 
 TEST(SpanCliRetrieval, EachDocumentOfAPairIsItsOwnSequence) {

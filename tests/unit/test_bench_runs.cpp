@@ -1,4 +1,4 @@
-// bench/run_prediction.h, bench/task_shape.h and bench/report_runs.h: what
+// bench/run_prediction.h, model/task_shape.h and bench/report_runs.h: what
 // `lrahost bench --task` predicts a whole run costs — the split sizes of
 // official and other manifests, the training loop's schedule, the arithmetic,
 // the suite totals and the reports — and the static task shapes against the
@@ -7,7 +7,7 @@
 
 #include "bench/report_runs.h"
 #include "bench/run_prediction.h"
-#include "bench/task_shape.h"
+#include "model/task_shape.h"
 #include "image/cifar_reader.h"
 #include "listops/expr.h"
 #include "lra/status.h"

@@ -5,9 +5,13 @@
 
 #include <string>
 
+#include <torch/utils.h>
+#include <torch/types.h>
+
 #include "runs/official_registry.h"
 #include "manifest/embedded.h"
 #include "manifest/presets.h"
+#include "manifest/releases.h"
 
 using namespace lra::host;
 
@@ -61,4 +65,27 @@ TEST(OfficialRegistry, VerifyLookupAndSeedsFollowTheRegistry) {
   EXPECT_EQ(registry_trial_seeds("listops", listops[0].sha256), std::vector<int64_t>{0});
   EXPECT_EQ(registry_trial_seeds("listops", ""), (std::vector<int64_t>{0, 1, 2}));
   EXPECT_FALSE(registry_trial_seeds("listops", std::string(64, '0')).has_value());
+}
+
+// Issue 31: the base of a closed result's budget is counted by the host from
+// each released manifest, never read from the file. The ListOps figure is the
+// one test_backbone.cpp derives from LRA's architecture; every LRA release has
+// a count, the forgetting protocol (no classifier) none; counting leaves the
+// global random stream where it was.
+TEST(OfficialRegistry, EveryLraReleaseCarriesItsReferenceTransformerCount) {
+  for (const auto& r : released_manifests()) {
+    for (const auto& m : registry_official(r.task)) {
+      if (m.sha256 != r.sha256) continue;
+      if (r.protocol == "lra-v1")
+        EXPECT_GT(m.reference_params, 0) << r.version << " " << r.task;
+      else
+        EXPECT_EQ(m.reference_params, -1) << r.version << " " << r.task;
+    }
+  }
+  for (const auto& m : registry_official("listops")) EXPECT_EQ(m.reference_params, 8948746) << m.release;
+  torch::manual_seed(11);
+  const auto expected = torch::rand({4});
+  torch::manual_seed(11);
+  (void)registry_official("text");
+  EXPECT_TRUE(torch::equal(torch::rand({4}), expected));
 }

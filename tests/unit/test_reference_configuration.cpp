@@ -15,7 +15,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "bench/task_shape.h"
+#include "model/task_shape.h"
 #include "common/sha256.h"
 #include "lra/mixer.h"
 #include "lra/status.h"

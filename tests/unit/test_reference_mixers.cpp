@@ -18,7 +18,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "bench/task_shape.h"
+#include "model/task_shape.h"
 #include "plugins/mixer_options.h"
 #include "plugins/mixer_factory.h"
 #include "common/sha256.h"

@@ -8,6 +8,7 @@
 #include <ATen/ATen.h>
 
 #include "lra/status.h"
+#include "span/gradient_span.h"
 #include "span/span.h"
 
 namespace span = lra::host::span;
@@ -192,4 +193,67 @@ TEST(Span, ShapeMismatchesAreRejected) {
   span::Accumulator acc;
   acc.add({span::module_sums(at::zeros({1, 2, 4, 4}), first_valid(1, 4, 4), false)});
   EXPECT_THROW(acc.add({span::module_sums(at::zeros({1, 3, 4, 4}), first_valid(1, 4, 4), false)}), lra::Error);
+}
+
+// The gradient span (span/gradient_span.h): hand-computed rows.
+namespace {
+
+at::Tensor row(std::initializer_list<double> w) { return at::tensor(std::vector<double>(w), at::kDouble).unsqueeze(0); }
+at::Tensor all_counted(int64_t L) { return at::ones({1, L}, at::kBool); }
+at::Tensor query(int64_t q) { return at::tensor(std::vector<int64_t>{q}, at::kLong); }
+
+}  // namespace
+
+TEST(GradientSpan, OneKeyIsItsDistanceAndRadius) {
+  const auto s = span::gradient_sums(row({0, 0, 2.5, 0, 0, 0, 0, 0}), query(5), all_counted(8), 0.9);
+  EXPECT_DOUBLE_EQ(s.distance.item<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(s.radius.item<double>(), 3.0);
+  EXPECT_EQ(s.rows.item<int64_t>(), 1);
+  EXPECT_EQ(s.massless.item<int64_t>(), 0);
+}
+
+TEST(GradientSpan, TheRadiusCoversTheAskedShareOfTheWeight) {
+  // Weight 1 at the query, 1 three to the right, 2 four to the left.
+  const auto w = row({0, 2, 0, 0, 0, 1, 0, 0, 1, 0});
+  EXPECT_DOUBLE_EQ(span::gradient_sums(w, query(5), all_counted(10), 0.9).distance.item<double>(),
+                   (1 * 0 + 1 * 3 + 2 * 4) / 4.0);
+  EXPECT_DOUBLE_EQ(span::gradient_sums(w, query(5), all_counted(10), 0.25).radius.item<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(span::gradient_sums(w, query(5), all_counted(10), 0.5).radius.item<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(span::gradient_sums(w, query(5), all_counted(10), 0.9).radius.item<double>(), 4.0);
+  EXPECT_DOUBLE_EQ(span::gradient_sums(w, query(5), all_counted(10), 1.0).radius.item<double>(), 4.0);
+}
+
+TEST(GradientSpan, UncountedKeysAndQueriesAreLeftOut) {
+  auto counted = all_counted(6);
+  counted[0][1] = false;  // e.g. a CLS column or padding
+  const auto s = span::gradient_sums(row({0, 100, 0, 1, 0, 0}), query(5), counted, 0.9);
+  EXPECT_DOUBLE_EQ(s.distance.item<double>(), 2.0);
+  const auto at_padding = span::gradient_sums(row({0, 0, 0, 1, 0, 0}), query(1), counted, 0.9);
+  EXPECT_EQ(at_padding.rows.item<int64_t>(), 0);
+  EXPECT_EQ(at_padding.massless.item<int64_t>(), 0);
+  EXPECT_DOUBLE_EQ(at_padding.distance.item<double>(), 0.0);
+  const auto zero = span::gradient_sums(row({0, 5, 0, 0, 0, 0}), query(3), counted, 0.9);
+  EXPECT_EQ(zero.rows.item<int64_t>(), 0);
+  EXPECT_EQ(zero.massless.item<int64_t>(), 1) << "no weight on any counted key";
+}
+
+TEST(GradientSpan, RowsAddAndSequencesAreAveragedNotRows) {
+  // Sequence 0: two draws (distances 1 and 3); sequence 1: one row at distance 6.
+  const auto counted = at::ones({2, 8}, at::kBool);
+  auto w1 = at::zeros({2, 8}, at::kDouble);
+  w1[0][1] = 1;  // q = 0 -> distance 1
+  w1[1][6] = 1;  // q = 0 -> distance 6
+  auto w2 = at::zeros({2, 8}, at::kDouble);
+  w2[0][3] = 1;  // q = 0 -> distance 3
+  const auto q = at::zeros({2}, at::kLong);
+  auto layer = span::gradient_sums(w1, q, counted, 0.9) +
+               span::gradient_sums(w2, q, at::stack({counted[0], at::zeros({8}, at::kBool)}), 0.9);
+  span::GradientAccumulator acc;
+  acc.add({layer});
+  const auto s = acc.summary();
+  EXPECT_DOUBLE_EQ(s.distance, (2.0 + 6.0) / 2) << "sequence means 2 and 6, not the row mean 10/3";
+  EXPECT_EQ(s.rows, 3);
+  EXPECT_EQ(s.sequences, 2);
+  ASSERT_EQ(s.per_layer_distance.size(), 1u);
+  EXPECT_DOUBLE_EQ(s.per_layer_distance[0], 4.0);
 }

@@ -1,7 +1,7 @@
-// bench/task_shape.h — the model-facing shape of each LRA task (vocabulary,
+// model/task_shape.h — the model-facing shape of each LRA task (vocabulary,
 // classes, one input or a pair), known without loading its data: what
-// `lrahost bench --task` and the parameter-budget tables build the classifier
-// from. The task plugins report the same values once data are loaded
+// `lrahost bench --task`, the parameter-budget tables and `verify`'s count of
+// an official manifest's reference Transformer build the classifier from. The task plugins report the same values once data are loaded
 // (lra::TaskInfo); tests/integration/test_bench_cli.cpp checks the two agree.
 #pragma once
 

@@ -1,4 +1,4 @@
-#include "bench/task_shape.h"
+#include "model/task_shape.h"
 
 #include "lra/status.h"
 
