@@ -68,6 +68,10 @@ class ClassifierImpl : public torch::nn::Module {
   // also false wherever the id is 0 (LRA's `token > 0`).
   torch::Tensor key_mask(const torch::Tensor& ids, const torch::Tensor& mask) const;
   const std::vector<Block>& blocks() const { return blocks_; }
+  // Where "cls" and "first" pooling read (BackboneSpec::summary); no
+  // parameter depends on it, so the host may decide it once the mixers have
+  // passed their conformance checks.
+  void set_summary(SummaryPosition p) { spec_.summary = p; }
   int64_t mixer_parameters() const;
 
  private:

@@ -148,11 +148,6 @@ BuiltModel build_model(const RunPlan& p, const lra::TaskInfo& info, const std::s
   BuiltModel b;
   b.budget = compute_param_budget(reference_params, m.rules.param_budget_ratio);
   const MixerMaker make_mixer = plugin_mixer_factory(*p.mixer, p.resolved.options);
-  spec.summary = choose_summary_position(make_mixer, spec);
-  b.summary = spec.summary;
-  if (spec.summary == SummaryPosition::after_last)
-    log.info("summary: after each example's last real token ({} does not read ahead: its output at position 0 "
-             "ignores later positions; docs/rules.md#causal-mixers-and-the-summary-token)", name);
   torch::manual_seed(m.train.seed);
   std::vector<lra::MixerSpec> mixer_specs;  // each block's, for the conformance checks
   b.model = Classifier(spec, recording_specs(make_mixer, &mixer_specs));
@@ -175,6 +170,13 @@ BuiltModel build_model(const RunPlan& p, const lra::TaskInfo& info, const std::s
   log.info("{}", enforce_conformance(name, check_conformance(capabilities, make_mixer, mixer_specs,
                                                               {2, static_cast<uint64_t>(m.train.seed), false, 10000.0,
                                                                pick_device(device).str()})));
+  // Where the head reads: probed once the mixer has passed its checks, so a
+  // faulty mixer is reported by them (rules/summary_position.h).
+  b.summary = choose_summary_position(make_mixer, spec);
+  b.model->set_summary(b.summary);
+  if (b.summary == SummaryPosition::after_last)
+    log.info("summary: after each example's last real token ({} does not read ahead: its output at position 0 "
+             "ignores later positions; docs/rules.md#causal-mixers-and-the-summary-token)", name);
   return b;
 }
 
