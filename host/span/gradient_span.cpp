@@ -22,6 +22,9 @@ GradientSums gradient_sums(const at::Tensor& weights, const at::Tensor& query, c
   const auto by_distance = at::zeros({w.size(0), L}, f64).scatter_add_(1, distance, w);
   const auto within = by_distance.cumsum(1);
   const auto has_mass = total.gt(0);
+  // A row counts when its query is a counted position and some weight lies on counted keys.
+  const auto query_counted = counted.to(weights.device(), at::kBool).gather(1, q.unsqueeze(1)).squeeze(1);
+  const auto row = query_counted & has_mass;
   const auto safe_total = at::where(has_mass, total, at::ones_like(total));
   // Rounding can leave the last cumulative sum a hair below coverage x total.
   const auto target = (coverage * safe_total * (1.0 - 1e-12)).unsqueeze(1);
@@ -29,15 +32,10 @@ GradientSums gradient_sums(const at::Tensor& weights, const at::Tensor& query, c
   const auto row_distance = (w * distance.to(at::kDouble)).sum(1) / safe_total;
   const auto zero = at::zeros_like(total);
   GradientSums s;
-  s.distance = at::where(has_mass, row_distance, zero);
-  s.radius = at::where(has_mass, radius, zero);
-  s.rows = has_mass.to(at::kLong);
-  // A row whose query position itself is not counted is not a row at all.
-  const auto query_counted = counted.to(weights.device(), at::kBool).gather(1, q.unsqueeze(1)).squeeze(1);
+  s.distance = at::where(row, row_distance, zero);
+  s.radius = at::where(row, radius, zero);
+  s.rows = row.to(at::kLong);
   s.massless = (query_counted & has_mass.logical_not()).to(at::kLong);
-  s.rows = (s.rows * query_counted.to(at::kLong));
-  s.distance = s.distance * query_counted.to(at::kDouble);
-  s.radius = s.radius * query_counted.to(at::kDouble);
   return s;
 }
 
