@@ -10,7 +10,8 @@
 // start-up (else torch's extensions miss its symbols); Python never installs
 // signal handlers and those torch's import changes are put back (Ctrl-C stays
 // the host's); the GIL is released after start-up and taken in every entry
-// point; the interpreter is never finalized; sys.executable is the build's
+// point; LibTorch's autograd engine stays the default (torch's import swaps in
+// its Python one); the interpreter is never finalized; sys.executable is the build's
 // python3; files are imported by path under unique names, each folder's
 // helper modules kept apart; a buffer that Python replaces with a new tensor
 // is re-registered after each forward (without touching the data the
@@ -27,6 +28,7 @@
 #include <c10/core/DefaultDtype.h>
 #include <c10/core/GradMode.h>
 #include <pybind11/embed.h>
+#include <torch/csrc/autograd/engine.h>
 #include <torch/csrc/autograd/python_variable.h>
 
 #include <lra/dropout.h>
@@ -115,6 +117,12 @@ void start_interpreter() {
     std::string failure;
     try {
       py::module_::import("torch");
+      // torch's import makes its Python autograd engine the process's
+      // default. The host runs every backward from C++ without the GIL, so
+      // LibTorch's own engine is the one it needs (a Python autograd.Function
+      // takes the GIL itself); on an H200 the Python engine had no CUDA
+      // queues and failed every CUDA backward (docs/measured/gpu-check/).
+      torch::autograd::set_default_engine_stub(&torch::autograd::Engine::get_base_engine);
       auto m = py::module_::create_extension_module("lra_python_bridge", nullptr, new PyModuleDef());
       py::exec(kBridgeSource, m.attr("__dict__"));
       py::module_::import("sys").attr("modules")["lra_python_bridge"] = m;
