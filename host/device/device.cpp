@@ -24,7 +24,6 @@ void cuda_synchronize(int index);
 void cuda_reset_peak(int index);
 int64_t cuda_peak_allocated(int index);
 void cuda_release_cache();
-void cuda_configure_kernels();
 #endif
 
 namespace {
@@ -120,9 +119,6 @@ c10::Device pick_device(const std::string& want) {
     throw Error(ErrorKind::usage, "--device cuda: this lrahost was built against a LibTorch without CUDA or no GPU is "
                                   "visible; use --device cpu or auto");
   if (!torch::cuda::is_available()) return c10::kCPU;
-#ifdef LRA_WITH_CUDA
-  cuda_configure_kernels();  // which fused kernels the host trusts (device_cuda.cpp)
-#endif
   return c10::kCUDA;
 }
 

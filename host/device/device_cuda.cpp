@@ -27,16 +27,4 @@ int64_t cuda_peak_allocated(int index) {
 
 void cuda_release_cache() { c10::cuda::CUDACachingAllocator::emptyCache(); }
 
-void cuda_configure_kernels() {
-  // Not cuDNN's fused attention: on the H200 (LibTorch 2.11, 2026-11-26)
-  // the SDK's masked softmax attention in bfloat16 gave gradients off by more
-  // than their own scale there (test_device_parity), the output being right;
-  // cuDNN's SDPA backward with an attn_mask has known faults on Hopper
-  // (pytorch/pytorch#196678: padded key tiles, fully masked rows). The
-  // memory-efficient and flash kernels take over.
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
-  at::globalContext().setSDPUseCuDNN(false);
-#endif
-}
-
 }  // namespace lra::host

@@ -32,6 +32,7 @@ row tests | grep -q "device parity: passed" || fail "device parity: $(row tests)
 row tests | grep -q "inspect --check: 2/2 passed" || fail "inspect: $(row tests)"
 row tests | grep -q "one-rank run: gloo world size 1" || fail "one-rank run: $(row tests)"
 row tests | grep -q "Python mixer run: passed" || fail "Python mixer run: $(row tests)"
+row tests | grep -q "cuDNN attention: not checked (no CUDA device)" || fail "cuDNN attention check: $(row tests)"
 row bench | grep -q "2 plugins measured" || fail "bench: $(row bench)"
 [[ -s "$tmp/out/bench/all/bench.md" ]] || fail "no merged bench report"
 row peers | grep -q "lrahost [0-9.]* steps/s" || fail "peers: $(row peers)"

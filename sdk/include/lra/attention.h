@@ -8,6 +8,7 @@
 #include <optional>
 
 #include <ATen/ATen.h>
+#include <ATen/Context.h>
 #include <torch/version.h>
 #include <torch/nn/init.h>
 #include <torch/nn/module.h>
@@ -54,6 +55,29 @@ inline at::Tensor causal_allowed(int64_t L, const at::Device& device) {
 //     masked positions are pooled, e.g. black pixels under MEAN pooling);
 //     undefined = masked queries attend to the real keys like any other.
 //     Ignored with causal.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+// cuDNN's fused attention backward is wrong on Hopper for a call with an
+// attention mask whose key length is 64 mod 128 (pytorch/pytorch#196678; the
+// SDK's attention at length 64 gave bfloat16 gradients 62x off the tolerance
+// on an H200, docs/measured/gpu-check/). Such a call runs with cuDNN's kernel
+// off, restored after it; every other call keeps it, since turning it off
+// everywhere halved the Text 4K training step there.
+class CudnnAttentionOff {
+ public:
+  explicit CudnnAttentionOff(bool off) : off_(off && at::globalContext().userEnabledCuDNNSDP()) {
+    if (off_) at::globalContext().setSDPUseCuDNN(false);
+  }
+  ~CudnnAttentionOff() {
+    if (off_) at::globalContext().setSDPUseCuDNN(true);
+  }
+  CudnnAttentionOff(const CudnnAttentionOff&) = delete;
+  CudnnAttentionOff& operator=(const CudnnAttentionOff&) = delete;
+
+ private:
+  bool off_;
+};
+#endif
+
 inline at::Tensor softmax_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                     const at::Tensor& key_mask, bool causal, double dropout_p,
                                     bool training, at::Tensor* probs_out = nullptr,
@@ -85,7 +109,13 @@ inline at::Tensor softmax_attention(const at::Tensor& q, const at::Tensor& k, co
       }
       mask = m;
     }
-    auto out = at::scaled_dot_product_attention(q, k, v, mask, training ? dropout_p : 0.0, is_causal);
+    at::Tensor out;
+    {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+      CudnnAttentionOff cudnn_off(mask.has_value() && q.is_cuda() && k.size(2) % 128 == 64);
+#endif
+      out = at::scaled_dot_product_attention(q, k, v, mask, training ? dropout_p : 0.0, is_causal);
+    }
     // A uniform row is the mean of the values; no L x L mask is built for it
     // (attention dropout is not applied to these rows on this path).
     if (uniform_masked_rows)
