@@ -35,9 +35,9 @@ def attention(q, k, v, mask, backend, dtype):
     return y, q, k, v
 
 
-def check(length, device):
+def check(length, device, head_dim=64):
     torch.manual_seed(length)
-    shape = (2, 4, length, 64)
+    shape = (2, 4, length, head_dim)
     q, k, v = (torch.randn(shape, device=device) for _ in range(3))
     real = torch.ones(2, length, dtype=torch.bool, device=device)
     real[1, 2 * length // 3:] = False
@@ -61,27 +61,28 @@ def check(length, device):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lengths", default="63,64,65,100,128,192,320,704,1001,1025,2001,2049,4001,4097")
+    ap.add_argument("--head-dims", default="8,32,64", help="head dimensions (8: the parity test's transformer)")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         print(json.dumps({"checked": False, "why": "no CUDA device"}))
         return 0
     rows, wrong_where_kept = [], []
-    for length in (int(x) for x in args.lengths.split(",")):
+    for length, head_dim in ((int(x), int(h)) for h in args.head_dims.split(",") for x in args.lengths.split(",")):
         try:
-            worst = check(length, "cuda")
+            worst = check(length, "cuda", head_dim)
         except RuntimeError as e:  # cuDNN refused the shape: nothing runs there
-            print(f"length {length}: cuDNN did not run ({str(e).splitlines()[0]})")
-            rows.append({"length": length, "ran": False})
+            print(f"length {length}, head dim {head_dim}: cuDNN did not run ({str(e).splitlines()[0]})")
+            rows.append({"length": length, "head_dim": head_dim, "ran": False})
             continue
         ok = worst <= 1.0
         off = rule_turns_cudnn_off(length)
-        print(f"length {length}: largest difference {worst:.3g} of the tolerance, "
+        print(f"length {length}, head dim {head_dim}: largest difference {worst:.3g} of the tolerance, "
               f"{'right' if ok else 'WRONG'}; lra/attention.h {'turns cuDNN off' if off else 'keeps cuDNN'}")
-        rows.append({"length": length, "ran": True, "worst": worst, "right": ok, "rule_turns_off": off})
+        rows.append({"length": length, "head_dim": head_dim, "ran": True, "worst": worst, "right": ok, "rule_turns_off": off})
         if not ok and not off:
-            wrong_where_kept.append(length)
+            wrong_where_kept.append((length, head_dim))
     print(json.dumps({"checked": True, "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
-                      "cudnn": torch.backends.cudnn.version(), "wrong": [r["length"] for r in rows if r.get("ran") and not r["right"]],
+                      "cudnn": torch.backends.cudnn.version(), "wrong": [(r["length"], r["head_dim"]) for r in rows if r.get("ran") and not r["right"]],
                       "wrong_where_kept": wrong_where_kept, "rows": rows}))
     return 1 if wrong_where_kept else 0
 
