@@ -72,20 +72,6 @@ BenchOutcome write_reports(const fs::path& out, nlohmann::json doc, const std::v
   return r;
 }
 
-std::vector<int64_t> parse_lengths(const std::string& list) {
-  std::vector<int64_t> lengths;
-  for (const auto& s : text::split_list(list)) {
-    try {
-      size_t used = 0;
-      const long long v = std::stoll(s, &used);
-      if (used != s.size() || v < 1) throw std::invalid_argument(s);
-      lengths.push_back(v);
-    } catch (const std::exception&) {
-      throw Error(ErrorKind::usage, "--lengths: '" + s + "' is not a positive integer (e.g. --lengths 1024,2048,3072,4096)");
-    }
-  }
-  return lengths;
-}
 
 // Every (plugin, length) configuration, in order; a failure is a point, not an error.
 std::vector<BenchPoint> measure_all(const std::vector<const LoadedPlugin*>& loaded, const std::vector<int64_t>& lengths,
@@ -128,6 +114,21 @@ nlohmann::json protocol_json(const BenchArgs& a, const Manifest& text) {
 }
 
 }  // namespace
+
+std::vector<int64_t> parse_lengths(const std::string& list) {
+  std::vector<int64_t> lengths;
+  for (const auto& s : text::split_list(list)) {
+    try {
+      size_t used = 0;
+      const long long v = std::stoll(s, &used);
+      if (used != s.size() || v < 1) throw std::invalid_argument(s);
+      lengths.push_back(v);
+    } catch (const std::exception&) {
+      throw Error(ErrorKind::usage, "--lengths: '" + s + "' is not a positive integer (e.g. --lengths 1024,2048,3072,4096)");
+    }
+  }
+  return lengths;
+}
 
 fs::path fresh_bench_out(const std::string& out) {
   if (fs::exists(fs::path(out) / "bench.json"))

@@ -25,6 +25,10 @@ struct BenchArgs {
   int64_t micro_batch = 0;
   std::vector<std::string> accuracy;             // result.json files: accuracy for the speed/accuracy chart
   std::vector<std::string> report;               // bench.json files to merge into reports (nothing measured)
+  // --decode: generation speed and memory per sequence after contexts of
+  // --lengths tokens (bench/decode_bench.h); --tokens timed per context.
+  bool decode = false;
+  int64_t tokens = 8;
   std::string out = "runs/bench", device = "auto";
   bool fp32 = false;
   int threads = 0;
@@ -39,6 +43,9 @@ struct BenchOutcome {
 
 // The --out directory, refused (usage error) when it already holds a bench.json.
 std::filesystem::path fresh_bench_out(const std::string& out);
+
+// A comma-separated list of positive integers (--lengths); a usage error naming the bad one.
+std::vector<int64_t> parse_lengths(const std::string& list);
 
 // --report: earlier bench.json files (e.g. one per plugin) merged into one
 // set of reports; nothing measured.

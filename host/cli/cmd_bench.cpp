@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "bench/bench_run.h"
+#include "bench/decode_bench.h"
 #include "bench/task_bench.h"
 #include "cli/commands.h"
 #include "cli/console_log.h"
@@ -23,6 +24,11 @@ int bench_command(const BenchArgs& a) {
   }
   configure_cpu_threads(effective_threads(a.threads));
   auto log = make_logger();
+  if (a.decode) {
+    const bench::BenchOutcome r = bench::run_decode_bench(a, *log);
+    std::printf("\n%s\nresults: %s, decode.md\n", r.markdown.c_str(), (r.out / "decode.json").c_str());
+    return 0;
+  }
   const bench::BenchOutcome r = a.task.empty() ? bench::run_bench(a, *log) : bench::run_task_bench(a, *log);
   std::printf("\n%s", r.markdown.c_str());
   std::printf("\nresults: %s, bench.md%s\n", (r.out / "bench.json").c_str(), a.task.empty() ? ", bench.svg" : "");
@@ -51,17 +57,28 @@ void add_bench_command(CLI::App& app, CommandSlot& slot) {
   b->add_option("--micro-batch", a->micro_batch,
                 "With --task: accumulate gradients over micro-batches of this size, as run --micro-batch")
       ->needs(task);
+  auto* decode = b->add_flag("--decode", a->decode,
+                              "Generation instead of training: tokens/s, latency per token and memory per sequence "
+                              "after a context of each of --lengths tokens, in the causal LM's shape; mixers that do "
+                              "not decode token by token are measured by recomputation and marked so");
+  decode->excludes(task);
+  b->add_option("--tokens", a->tokens, "With --decode: timed tokens per context (after one untimed)")->needs(decode);
   b->add_option("--warmup", a->warmup, "Untimed steps first (allocator, kernels, caches)");
   b->add_option("--steps", a->steps, "Steps per timed repetition");
   b->add_option("--repeats", a->repeats, "Timed repetitions (the median is reported)");
   b->add_option("--accuracy", a->accuracy, "result.json files: mean test accuracy per plugin for the speed/accuracy chart");
   b->add_option("--report", a->report, "Merge these bench.json files into one bench.json/md/svg; measure nothing")
-      ->excludes(task);
+      ->excludes(task)
+      ->excludes(decode);
   b->add_option("--out", a->out, "Output directory (bench.json, bench.md, bench.svg)");
   add_device_option(b, a->device);
   add_fp32_flag(b, a->fp32);
   add_threads_option(b, a->threads);
-  on_parsed(b, slot, a, [](BenchArgs& args) { return bench_command(args); });
+  // Decoding is measured one sequence at a time unless --batch says otherwise.
+  on_parsed(b, slot, a, [batch](BenchArgs& args) {
+    if (args.decode && batch->count() == 0) args.batch = 1;
+    return bench_command(args);
+  });
 }
 
 }  // namespace lra::host

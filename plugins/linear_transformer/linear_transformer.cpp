@@ -92,6 +92,28 @@ class LinearAttention final : public lra::Mixer {
     return proj_->o(lra::ops::merge_heads(num / (den + eps_)));
   }
 
+  // Decoding as the RNN of the paper's title: state = {sum_j phi(k_j) v_j^T
+  // [B, H, F, Dv], sum_j phi(k_j) [B, H, F, 1]}, the same size at any context.
+  bool decodes() const override { return causal_; }
+  std::vector<torch::Tensor> decode_start(int64_t batch, const torch::TensorOptions& options) override {
+    const int64_t dh = proj_->q->weight.size(0) / heads_;
+    return {at::zeros({batch, heads_, dh, dh}, options), at::zeros({batch, heads_, dh, 1}, options)};
+  }
+  torch::Tensor decode_step(const torch::Tensor& x_t, std::vector<torch::Tensor>& state, int64_t position) override {
+    TORCH_CHECK(state.size() == 2, "linear_transformer: the decoding state is {KV, K}");
+    const auto x = x_t.unsqueeze(1);  // [B, 1, D]
+    auto fq = feature_map(lra::ops::split_heads(proj_->q(x), heads_));
+    auto fk = feature_map(lra::ops::split_heads(proj_->k(x), heads_));
+    auto v = lra::ops::split_heads(proj_->v(x), heads_);
+    // Rotary: rotated features in the numerator, plain ones in the normaliser (as forward).
+    auto nq = rotary_base_ > 0 ? lra::ops::rotary_embed(fq, rotary_base_, position) : fq;
+    auto nk = rotary_base_ > 0 ? lra::ops::rotary_embed(fk, rotary_base_, position) : fk;
+    state[0] = state[0] + at::matmul(nk.transpose(-2, -1), v);
+    state[1] = state[1] + fk.transpose(-2, -1);
+    auto num = at::matmul(nq, state[0]), den = at::matmul(fq, state[1]);
+    return proj_->o(lra::ops::merge_heads(num / (den + eps_))).squeeze(1);
+  }
+
  private:
   int64_t heads_;
   bool causal_, mask_keys_;

@@ -54,6 +54,18 @@ class LocalAttention final : public lra::Mixer {
     return proj_->o(lra::ops::merge_heads(out));
   }
 
+  // Decoding: a KV cache of the current block only, emptied at each block's
+  // first position, so memory per sequence stays at most one block.
+  bool decodes() const override { return causal_; }
+  std::vector<torch::Tensor> decode_start(int64_t batch, const torch::TensorOptions& options) override {
+    return lra::ops::kv_cache_start(*proj_, heads_, batch, options);
+  }
+  torch::Tensor decode_step(const torch::Tensor& x_t, std::vector<torch::Tensor>& state, int64_t position) override {
+    if (position % block_ == 0)
+      for (auto& t : state) t = t.narrow(2, 0, 0);
+    return lra::ops::kv_cache_step(*proj_, x_t, state, heads_, 0.0, position);
+  }
+
  private:
   // [B, H, L, dh] -> zero-padded to nblocks·block positions -> [B, H, nblocks, block, dh]
   static at::Tensor blocks(const at::Tensor& t, int64_t block, int64_t nblocks) {

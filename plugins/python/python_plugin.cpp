@@ -287,6 +287,49 @@ class PythonMixer final : public lra::Mixer {
     return hints;
   }
 
+  // SDK 1.3 decoding through the class's own decode_start(self, batch, dtype,
+  // device) -> list of tensors and decode_step(self, x_t, state, position) ->
+  // (y_t, state); a class without both does not decode.
+  bool decodes() const override {
+    py::gil_scoped_acquire gil;
+    return py::hasattr(instance_, "decode_start") && py::hasattr(instance_, "decode_step");
+  }
+
+  std::vector<torch::Tensor> decode_start(int64_t batch, const torch::TensorOptions& options) override {
+    py::gil_scoped_acquire gil;
+    if (!py::hasattr(instance_, "decode_start")) return lra::Mixer::decode_start(batch, options);
+    py::object out;
+    try {
+      const py::object like = wrap(torch::empty({0}, options));
+      out = instance_.attr("decode_start")(batch, like.attr("dtype"), like.attr("device"));
+    } catch (py::error_already_set& e) {
+      throw lra::Error(lra::ErrorKind::plugin, error_text(e, cls_ + ".decode_start", file_));
+    }
+    return tensor_list(out, where_ + ".decode_start");
+  }
+
+  torch::Tensor decode_step(const torch::Tensor& x_t, std::vector<torch::Tensor>& state, int64_t position) override {
+    py::gil_scoped_acquire gil;
+    if (!py::hasattr(instance_, "decode_step")) return lra::Mixer::decode_step(x_t, state, position);
+    const std::string what = where_ + ".decode_step";
+    py::object out;
+    try {
+      py::list given;
+      for (const auto& t : state) given.append(wrap(t));
+      out = instance_.attr("decode_step")(wrap(x_t), given, position);
+    } catch (py::error_already_set& e) {
+      throw lra::Error(lra::ErrorKind::plugin, error_text(e, cls_ + ".decode_step", file_));
+    }
+    if (!py::isinstance<py::tuple>(out) || py::len(out) != 2 || !is_tensor(out[py::int_(0)]))
+      throw lra::Error(lra::ErrorKind::plugin, what + " must return (y_t, state): a tensor [B, D] and a list of tensors");
+    at::Tensor y = THPVariable_Unpack(out[py::int_(0)].ptr());
+    if (y.sizes() != x_t.sizes())
+      throw lra::Error(lra::ErrorKind::plugin, what + " returned shape " + shape(y) + " for x_t of shape " + shape(x_t) +
+                                                   ": a step returns [B, D], the shape of x_t");
+    state = tensor_list(out[py::int_(1)], what + "'s state");
+    return y;
+  }
+
   void set_record_attention(bool on) override {
     lra::Mixer::set_record_attention(on);
     py::gil_scoped_acquire gil;
@@ -308,6 +351,20 @@ class PythonMixer final : public lra::Mixer {
   }
 
  private:
+  static std::vector<torch::Tensor> tensor_list(const py::handle& list, const std::string& what) {
+    if (!py::isinstance<py::list>(list) && !py::isinstance<py::tuple>(list))
+      throw lra::Error(lra::ErrorKind::plugin, what + " must be a list of tensors, got a " +
+                                                   py::str(py::type::of(list).attr("__name__")).cast<std::string>());
+    std::vector<torch::Tensor> out;
+    for (const py::handle item : list) {
+      if (!is_tensor(py::reinterpret_borrow<py::object>(item)))
+        throw lra::Error(lra::ErrorKind::plugin, what + " must be a list of tensors; one item is a " +
+                                                     py::str(py::type::of(item).attr("__name__")).cast<std::string>());
+      out.push_back(THPVariable_Unpack(item.ptr()));
+    }
+    return out;
+  }
+
   static std::string shape(const at::Tensor& t) {
     std::string s = "[";
     for (int64_t i = 0; i < t.dim(); ++i) s += (i ? ", " : "") + std::to_string(t.size(i));

@@ -12,6 +12,9 @@
 // reads the strict future, y[t] += sum_{s>t} K'[s-t-1] u[s].
 // Padding: masked inputs are zeroed before the convolution, so they reach no
 // real position in either direction.
+// Decoding (causal only): the kernel is the impulse response of the
+// recurrence h_t = dA h_{t-1} + dB u_t, y_t = 2 Re(C h_t), so a step keeps
+// just h, [B, d_model, N/2] complex, whatever the context.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -56,7 +59,8 @@ int64_t auto_state(const lra::MixerSpec& spec, int64_t directions) {
 class S4D final : public lra::Mixer {
  public:
   S4D(const lra::MixerSpec& spec, const Config& c)
-      : directions_(c.bidirectional && !spec.causal ? 2 : 1),
+      : causal_(spec.causal),
+        directions_(c.bidirectional && !spec.causal ? 2 : 1),
         state_(c.d_state > 0 ? c.d_state : auto_state(spec, directions_)) {
     const int64_t H = spec.d_model, M = state_ / 2;
     torch::NoGradGuard g;
@@ -109,6 +113,30 @@ class S4D final : public lra::Mixer {
     return at::glu(out_->forward(y), -1);
   }
 
+  // The causal forward's kernel has length L, so a step equals it at every
+  // position of a sequence (t < L); the reverse kernel reads the future.
+  bool decodes() const override { return causal_; }
+  std::vector<torch::Tensor> decode_start(int64_t batch, const torch::TensorOptions& options) override {
+    // Complex float for every narrower dtype: complex half lacks most kernels.
+    const auto dtype = options.dtype().toScalarType() == at::kDouble ? at::kComplexDouble : at::kComplexFloat;
+    return {at::zeros({batch, log_dt_.size(0), state_ / 2}, options.dtype(dtype))};
+  }
+  torch::Tensor decode_step(const torch::Tensor& x_t, std::vector<torch::Tensor>& state, int64_t /*position*/) override {
+    TORCH_CHECK(state.size() == 1, "s4d: the decoding state is {h}");
+    auto& h = state[0];  // [B, H, M]
+    // The same ZOH coefficients as kernels(); recomputed per step (O(H N), as
+    // the step itself) so they always follow the current parameters.
+    auto dt = at::exp(log_dt_).unsqueeze(-1);
+    auto a = at::complex(-at::exp(log_a_real_), a_imag_);
+    auto da = at::exp(a * dt);
+    auto db = ((da - 1.0) / a).to(h.scalar_type());
+    auto c = at::view_as_complex(c_)[0].to(h.scalar_type());
+    h = da.to(h.scalar_type()) * h + db * x_t.to(h.scalar_type()).unsqueeze(-1);
+    auto y = 2.0 * at::real((c * h).sum(-1)).to(x_t.scalar_type());  // [B, H]
+    y = at::gelu(y + x_t * d_);
+    return at::glu(out_->forward(y), -1);
+  }
+
  private:
   // K[d, h, l] = 2 Re( sum_n C[d,h,n] (exp(Δ A) - 1)/A exp(Δ A l) ). The
   // Vandermonde matrix exp(Δ A l) is never formed: with l = a S + b (S ~ √L),
@@ -131,6 +159,7 @@ class S4D final : public lra::Mixer {
     return 2.0 * at::real(k).reshape({c.size(0), c.size(1), A * S}).narrow(-1, 0, L);
   }
 
+  bool causal_;
   int64_t directions_;
   int64_t state_;
   torch::Tensor log_dt_, log_a_real_, a_imag_, c_, d_;

@@ -17,6 +17,15 @@ class SoftmaxAttention final : public lra::Mixer {
                                           record_attention_ ? &last_attention_ : nullptr, rotary_base_);
   }
 
+  // Decoding with a KV cache: memory per sequence grows with the context.
+  bool decodes() const override { return causal_; }
+  std::vector<torch::Tensor> decode_start(int64_t batch, const torch::TensorOptions& options) override {
+    return lra::ops::kv_cache_start(*proj_, heads_, batch, options);
+  }
+  torch::Tensor decode_step(const torch::Tensor& x_t, std::vector<torch::Tensor>& state, int64_t position) override {
+    return lra::ops::kv_cache_step(*proj_, x_t, state, heads_, rotary_base_, position);
+  }
+
  private:
   int64_t heads_;
   bool causal_;

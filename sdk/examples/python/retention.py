@@ -19,6 +19,10 @@ but itself. The host probes every mixer before training; this one does not
 read ahead, so its classifier reads the summary after each example's last real
 token instead (docs/rules.md, "Causal mixers and the summary token") and the run
 keeps its division.
+
+Retention's recurrent form decodes one token at a time in constant memory
+(`lrahost bench --decode`): per head, KV = gamma KV + k^T v and z = gamma z + k,
+so row t of S v is q_t KV / sqrt(d_key) and its row sum q_t . z / sqrt(d_key).
 """
 import math
 
@@ -61,3 +65,23 @@ class Retention(torch.nn.Module):
         y = (scores @ v).transpose(1, 2).reshape(B, L, -1)                      # [B, L, qkv_dim]
         y = self.norm(y.reshape(B * L, -1)).view(B, L, -1)                       # per position and head
         return self.out(y * torch.nn.functional.silu(g))
+
+    # Decoding (lra/mixer.h, ABI 1.3): the host calls decode_start once, then
+    # decode_step for positions 0, 1, 2, ...; step t returns row t of forward.
+    def decode_start(self, batch, dtype, device):
+        return [torch.zeros(batch, self.heads, self.d_key, self.d_value, dtype=dtype, device=device),
+                torch.zeros(batch, self.heads, self.d_key, dtype=dtype, device=device)]
+
+    def decode_step(self, x, state, position):
+        B = x.shape[0]
+        q, k = self.qk(x).chunk(2, dim=-1)
+        v, g = self.vg(x).chunk(2, dim=-1)
+        q, k = q.view(B, self.heads, self.d_key), k.view(B, self.heads, self.d_key)
+        v = v.view(B, self.heads, self.d_value)
+        gamma = torch.exp(self.log_decay.to(x.dtype)).view(1, -1, 1)              # [1, H, 1]
+        kv = state[0] * gamma.unsqueeze(-1) + k.unsqueeze(-1) * v.unsqueeze(-2)   # [B, H, d_key, d_value]
+        z = state[1] * gamma + k                                                  # [B, H, d_key]
+        scale = math.sqrt(self.d_key)
+        row_sum = ((q * z).sum(-1, keepdim=True) / scale).abs().clamp(min=1.0)
+        y = ((q.unsqueeze(-2) @ kv).squeeze(-2) / scale / row_sum).reshape(B, -1)
+        return self.out(self.norm(y) * torch.nn.functional.silu(g)), [kv, z]

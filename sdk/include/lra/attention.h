@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <optional>
+#include <vector>
 
 #include <ATen/ATen.h>
 #include <ATen/Context.h>
@@ -189,6 +190,32 @@ inline at::Tensor multi_head_attention(QKVOImpl& p, const at::Tensor& x, const a
   auto v = split_heads(p.v(x), heads);
   // Self-attention: the padding mask masks queries too, as in LRA (see softmax_attention).
   return p.o(merge_heads(softmax_attention(q, k, v, key_mask, causal, dropout_p, training, probs_out, {}, key_mask)));
+}
+
+// One decoding step of causal multi-head softmax attention through the
+// projections p with a KV cache (Mixer::decode_step): x_t [B, D] -> [B, D].
+// state = {keys, values}, each [B, H, T, dh]: this step's key and value are
+// appended, and the query reads all T + 1. rotary_base > 0 rotates this
+// step's query and key at `position`, as maybe_rotary does in the forward.
+inline std::vector<at::Tensor> kv_cache_start(const QKVOImpl& p, int64_t heads, int64_t batch,
+                                              const at::TensorOptions& options) {
+  const int64_t dh = p.q->weight.size(0) / heads;
+  return {at::zeros({batch, heads, 0, dh}, options), at::zeros({batch, heads, 0, dh}, options)};
+}
+
+inline at::Tensor kv_cache_step(QKVOImpl& p, const at::Tensor& x_t, std::vector<at::Tensor>& state, int64_t heads,
+                                double rotary_base, int64_t position) {
+  TORCH_CHECK(state.size() == 2, "kv_cache_step: the state is {keys, values}");
+  const auto x = x_t.unsqueeze(1);  // [B, 1, D]
+  auto q = split_heads(p.q(x), heads), k = split_heads(p.k(x), heads), v = split_heads(p.v(x), heads);
+  if (rotary_base > 0) {
+    q = rotary_embed(q, rotary_base, position);
+    k = rotary_embed(k, rotary_base, position);
+  }
+  state[0] = at::cat({state[0], k}, 2);
+  state[1] = at::cat({state[1], v}, 2);
+  auto logits = at::matmul(q * (1.0 / std::sqrt(static_cast<double>(q.size(-1)))), state[0].transpose(-2, -1));
+  return p.o(merge_heads(at::matmul(at::softmax(logits, -1), state[1]))).squeeze(1);
 }
 
 }  // namespace ops

@@ -66,6 +66,27 @@ class Mixer : public torch::nn::Module {
   // the optimizer treats differently; none by default.
   virtual std::vector<ParamHint> optimizer_hints() const { return {}; }
 
+  // ABI 1.3 (asked only of plugins built for SDK 1.3 or later): decoding one
+  // token at a time, for `lrahost bench --decode`. A mixer created with
+  // spec.causal that returns true from decodes() promises: starting from
+  // decode_start(B, options) and calling decode_step once per position
+  // 0, 1, 2, ..., the output of step t equals row t of forward(x, {}) on the
+  // whole sequence (no padding), to rounding. x_t is [B, D] and so is the
+  // result. The state is whatever the mixer keeps per sequence (a KV cache, a
+  // recurrent state); decode_step may replace or grow its tensors, and the
+  // host counts their bytes as the memory per sequence. `position` is t (for
+  // rotary positions: lra::ops::rotary_embed's offset). Runs under no-grad in
+  // evaluation mode. A mixer that does not decode is measured by recomputing
+  // its causal forward over the whole context for every token.
+  virtual bool decodes() const { return false; }
+  virtual std::vector<torch::Tensor> decode_start(int64_t /*batch*/, const torch::TensorOptions& /*options*/) {
+    throw Error(ErrorKind::plugin, "this mixer does not decode token by token (decodes() is false)");
+  }
+  virtual torch::Tensor decode_step(const torch::Tensor& /*x_t*/, std::vector<torch::Tensor>& /*state*/,
+                                    int64_t /*position*/) {
+    throw Error(ErrorKind::plugin, "this mixer does not decode token by token (decodes() is false)");
+  }
+
  protected:
   bool record_attention_ = false;
   torch::Tensor last_attention_;

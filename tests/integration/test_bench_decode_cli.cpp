@@ -1,0 +1,88 @@
+// `lrahost bench --decode` end to end on CPU: a KV cache grows with the
+// context, a recurrent state does not, a causal mixer without decoding steps
+// is recomputed and marked so, a non-causal one is named as such, a Python
+// mixer decodes through its own steps, and bad options fail before measuring.
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_harness.h"
+
+namespace lra::test {
+namespace {
+
+const nlohmann::json* find_point(const nlohmann::json& results, const std::string& plugin, int64_t context) {
+  for (const auto& r : results)
+    if (r["plugin"] == plugin && r["context"] == context) return &r;
+  return nullptr;
+}
+
+TEST(BenchDecodeCli, StateGrowsOnlyForTheKvCacheAndRecomputationIsMarked) {
+  TempDir d;
+  const std::string retention = std::string(LRA_SOURCE_DIR) + "/sdk/examples/python/retention.py:Retention";
+  auto o = lrahost("bench --decode --plugins transformer,linear_transformer,performer,linformer," + retention +
+                   " --lengths 16,48 --tokens 2 --device cpu --out " + (d.path() / "dec").string());
+  ASSERT_EQ(o.code, 0) << o.output;
+  const auto j = nlohmann::json::parse(read_text(d.path() / "dec" / "decode.json"));
+  EXPECT_EQ(j["schema"], "lrahost.bench-decode/v1");
+  EXPECT_EQ(j["protocol"]["batch"], 1) << "decoding defaults to one sequence";
+  const int64_t layers = j["protocol"]["layers"], width = j["protocol"]["d_model"];
+  const auto& r = j["results"];
+  ASSERT_EQ(r.size(), 10u);
+  for (const int64_t c : {16, 48}) {
+    SCOPED_TRACE("context " + std::to_string(c));
+    const auto* kv = find_point(r, "transformer", c);
+    ASSERT_TRUE(kv);
+    EXPECT_EQ((*kv)["mode"], "state");
+    // Keys and values of every position decoded (context, the warm-up token, the timed ones), every layer.
+    EXPECT_EQ((*kv)["bytes_per_sequence"].get<int64_t>(), layers * 2 * (c + 1 + 2) * width * 4);
+    EXPECT_GT((*kv)["tokens_per_s"].get<double>(), 0.0);
+    const auto* linear = find_point(r, "linear_transformer", c);
+    ASSERT_TRUE(linear);
+    EXPECT_EQ((*linear)["mode"], "state");
+    const auto* performer = find_point(r, "performer", c);
+    ASSERT_TRUE(performer);
+    EXPECT_EQ((*performer)["mode"], "recomputed");
+    EXPECT_FALSE(performer->contains("prefill_s"));
+    const auto* linformer = find_point(r, "linformer", c);
+    ASSERT_TRUE(linformer);
+    EXPECT_EQ((*linformer)["mode"], "not causal");
+    const auto* python = find_point(r, "Retention", c);
+    ASSERT_TRUE(python) << "a Python mixer's points are under its class name";
+    EXPECT_EQ((*python)["mode"], "state") << "retention.py defines decode_start and decode_step";
+  }
+  // A recurrent state is the same size at any context; a KV cache is not.
+  EXPECT_EQ((*find_point(r, "linear_transformer", 16))["bytes_per_sequence"],
+            (*find_point(r, "linear_transformer", 48))["bytes_per_sequence"]);
+  EXPECT_EQ((*find_point(r, "Retention", 16))["bytes_per_sequence"],
+            (*find_point(r, "Retention", 48))["bytes_per_sequence"]);
+  const std::string md = read_text(d.path() / "dec" / "decode.md");
+  EXPECT_NE(md.find("| performer | recomputed | 16 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| linformer | not causal: cannot decode | 16 |"), std::string::npos) << md;
+  EXPECT_NE(o.output.find("decode.md"), std::string::npos) << o.output;
+}
+
+TEST(BenchDecodeCli, BadOptionsFailBeforeMeasuring) {
+  TempDir d;
+  const std::string out = (d.path() / "dec").string();
+  auto tokens = lrahost("bench --plugins transformer --lengths 16 --tokens 2 --device cpu --out " + out);
+  EXPECT_EQ(tokens.code, 2) << "--tokens needs --decode: " << tokens.output;
+  auto task = lrahost("bench --decode --task listops --device cpu --out " + out);
+  EXPECT_EQ(task.code, 2) << task.output;
+  auto zero = lrahost("bench --decode --plugins transformer --lengths 16 --tokens 0 --device cpu --out " + out);
+  EXPECT_EQ(zero.code, 2) << zero.output;
+  EXPECT_NE(zero.output.find("--tokens"), std::string::npos) << zero.output;
+  auto plugin = lrahost("bench --decode --plugins transformer,no_such_mixer --lengths 16 --device cpu --out " + out);
+  EXPECT_NE(plugin.code, 0) << plugin.output;
+  EXPECT_NE(plugin.output.find("no_such_mixer"), std::string::npos) << plugin.output;
+  EXPECT_FALSE(std::filesystem::exists(d.path() / "dec" / "decode.json"));
+  ASSERT_EQ(lrahost("bench --decode --plugins local --lengths 8 --tokens 1 --device cpu --out " + out).code, 0);
+  auto again = lrahost("bench --decode --plugins local --lengths 8 --tokens 1 --device cpu --out " + out);
+  EXPECT_EQ(again.code, 2) << again.output;
+  EXPECT_NE(again.output.find("already holds a decode.json"), std::string::npos) << again.output;
+}
+
+}  // namespace
+}  // namespace lra::test
