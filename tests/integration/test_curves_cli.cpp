@@ -20,6 +20,48 @@ using nlohmann::json;
 
 size_t lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
 
+// The SVG drawn by headless Chromium: every text's box inside the picture and
+// no two texts overlapping (legend labels, ticks, titles). Returns the
+// driver's JSON, or null where Chromium is not installed.
+json rendered_text_boxes(const fs::path& svg, const fs::path& work) {
+  const std::string chromium = chromium_path();
+  if (chromium.empty()) return nullptr;
+  static const char* kDriver = R"JS(<pre id="lrahost-test"></pre>
+<script>
+(function () {
+  const svg = document.querySelector('svg');
+  const frame = svg.getBoundingClientRect();
+  const clean = s => s.replace(/[&<>]/g, '_').slice(0, 80);
+  const boxes = Array.from(svg.querySelectorAll('text')).filter(t => t.textContent.trim().length).map(t => {
+    const r = t.getBoundingClientRect();
+    return {text: clean(t.textContent), l: r.left, t: r.top, r: r.right, b: r.bottom};
+  });
+  const outside = boxes.filter(b => b.l < frame.left - 0.5 || b.t < frame.top - 0.5 || b.r > frame.right + 0.5 ||
+                                    b.b > frame.bottom + 0.5).map(b => b.text);
+  const overlaps = [];
+  for (let i = 0; i < boxes.length; ++i)
+    for (let j = i + 1; j < boxes.length; ++j) {
+      const a = boxes[i], c = boxes[j];
+      const w = Math.min(a.r, c.r) - Math.max(a.l, c.l), h = Math.min(a.b, c.b) - Math.max(a.t, c.t);
+      if (w > 1 && h > 1) overlaps.push(a.text + ' / ' + c.text);
+    }
+  document.getElementById('lrahost-test').textContent =
+      JSON.stringify({texts: boxes.length, width: frame.width, outside, overlaps});
+})();
+</script>
+)JS";
+  const fs::path page = work / (svg.parent_path().filename().string() + "-driven.html");
+  write_text(page, "<!doctype html><html><body style=\"margin:0\">" + read_text(svg) + kDriver + "</body></html>");
+  const std::string dom = run_capture("HOME=" + work.string() + " timeout 120 " + chromium +
+                                      " --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run"
+                                      " --user-data-dir=" + (work / "profile").string() + " --dump-dom file://" +
+                                      page.string() + " 2>/dev/null");
+  const std::string open_tag = "<pre id=\"lrahost-test\">";
+  const auto at = dom.find(open_tag);
+  if (at == std::string::npos) return json{{"error", dom.substr(0, 2000)}};
+  return json::parse(dom.substr(at + open_tag.size(), dom.find("</pre>", at) - at - open_tag.size()));
+}
+
 TEST(CurvesCli, RunsWriteTheirCurvesAndCurvesOverlaysThem) {
   TempDir d;
   const std::string data = d.str() + "/data";
@@ -39,7 +81,8 @@ TEST(CurvesCli, RunsWriteTheirCurvesAndCurvesOverlaysThem) {
 
   const fs::path out = d.path() / "overlay";
   auto o = lrahost("curves " + (d.path() / "a").string() + " " + (d.path() / "b" / "result.json").string() +
-                   " --out " + out.string() + " --title 'two seeds'");
+                   " --out " + out.string() +
+                   " --title 'two seeds of transformer on the smoke ListOps preset, learning curves overlaid'");
   ASSERT_EQ(o.code, 0) << o.output;
   const std::string svg = read_text(out / "curves.svg");
   EXPECT_NE(svg.find("seed 0"), std::string::npos);
@@ -47,6 +90,20 @@ TEST(CurvesCli, RunsWriteTheirCurvesAndCurvesOverlaysThem) {
   EXPECT_NE(svg.find("two seeds"), std::string::npos);
   const json b = json::parse(read_text(d.path() / "b" / "result.json"));
   EXPECT_EQ(lines(read_text(out / "curves.csv")), 1 + r["history"].size() + b["history"].size());
+
+  // Drawn in a browser: nothing outside the picture, nothing on top of anything else.
+  for (const fs::path& drawn : {d.path() / "a" / "curves.svg", out / "curves.svg"}) {
+    SCOPED_TRACE(drawn.string());
+    const json boxes = rendered_text_boxes(drawn, d.path());
+    if (boxes.is_null()) {
+      std::cout << "chromium is not on PATH (scripts/bootstrap installs it): the SVGs were not drawn\n";
+      break;
+    }
+    ASSERT_FALSE(boxes.contains("error")) << boxes["error"];
+    EXPECT_GT(boxes["texts"].get<int>(), 10) << boxes.dump();
+    EXPECT_EQ(boxes["outside"], json::array()) << boxes.dump();
+    EXPECT_EQ(boxes["overlaps"], json::array()) << boxes.dump();
+  }
 }
 
 TEST(CurvesCli, BadInputWritesNothing) {
