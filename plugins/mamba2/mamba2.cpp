@@ -15,6 +15,9 @@
 //
 // Padding: xBC is zeroed at masked positions before the conv and dt is zeroed
 // there after the softplus, so a masked step neither decays nor writes the state.
+//
+// Decoding (causal only): the recurrence above one token at a time, with state
+// {last K-1 inputs of the conv [B, K-1, E+2N], SSM state [B, H, P, N]}.
 #include <cmath>
 #include <limits>
 #include <string>
@@ -171,6 +174,39 @@ class Mamba2 final : public lra::Mixer {
       y = y + flip(scan(bwd_, flip(xBC), flip(dt_raw), flip(keep)));
     }
     return out_proj_->forward(norm_->forward(y, z));
+  }
+
+  // The bidirectional layer's reversed scan reads the future: only causal decodes.
+  bool decodes() const override { return causal_; }
+  std::vector<torch::Tensor> decode_start(int64_t batch, const torch::TensorOptions& options) override {
+    return {at::zeros({batch, K_ - 1, E_ + 2 * N_}, options), at::zeros({batch, H_, P_, N_}, options)};
+  }
+  // forward's scan at one position: the conv over the kept inputs and this one,
+  // then h = exp(dt A) h + dt x B^T, y = h C + D x.
+  torch::Tensor decode_step(const torch::Tensor& x_t, std::vector<torch::Tensor>& state,
+                            int64_t /*position*/) override {
+    TORCH_CHECK(state.size() == 2, "mamba2: the decoding state is {conv inputs, SSM state}");
+    const int64_t Bsz = x_t.size(0);
+    auto zxbcdt = in_proj_->forward(x_t);
+    auto z = zxbcdt.narrow(-1, 0, E_);
+    auto xBC = zxbcdt.narrow(-1, E_, E_ + 2 * N_);
+    auto dt_raw = zxbcdt.narrow(-1, 2 * E_ + 2 * N_, H_);
+    auto window = at::cat({state[0], xBC.unsqueeze(1)}, 1);  // [B, K, C], oldest first
+    auto w = fwd_.conv->weight.squeeze(1);                     // [C, K]
+    auto conv = fwd_.conv->bias + window.select(1, 0) * w.select(1, 0);  // forward's order of adds
+    for (int64_t k = 1; k < K_; ++k) conv = conv + window.select(1, k) * w.select(1, k);
+    state[0] = window.narrow(1, 1, K_ - 1).contiguous();  // own storage: its bytes are what is counted
+    auto u = at::silu(conv);
+    auto xs = u.narrow(-1, 0, E_).reshape({Bsz, H_, P_});
+    auto Bm = u.narrow(-1, E_, N_);
+    auto Cm = u.narrow(-1, E_ + N_, N_);
+    auto dt = at::softplus(dt_raw + fwd_.dt_bias);  // [B, H]
+    auto A = -at::exp(fwd_.A_log);
+    auto decay = at::exp(dt * A).view({Bsz, H_, 1, 1});
+    auto write = (xs * dt.unsqueeze(-1)).unsqueeze(-1) * Bm.view({Bsz, 1, 1, N_});  // dt x B^T
+    state[1] = decay * state[1] + write;
+    auto y = at::matmul(state[1], Cm.view({Bsz, 1, N_, 1})).squeeze(-1) + xs * fwd_.D.view({H_, 1});
+    return out_proj_->forward(norm_->forward(y.reshape({Bsz, E_}), z));
   }
 
  private:

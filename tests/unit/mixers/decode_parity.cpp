@@ -58,7 +58,7 @@ TEST(DecodeParity, EveryDecodingMixerStepsToItsCausalForward) {
     }
   }
   // The mixers whose authors' claim is constant (or bounded) memory per token, and the KV-cache baseline.
-  for (const char* name : {"transformer", "linear_transformer", "local", "s4d"})
+  for (const char* name : {"transformer", "linear_transformer", "local", "s4d", "mamba2"})
     EXPECT_TRUE(decoding.count(name)) << name << " does not decode token by token";
 }
 
