@@ -53,4 +53,12 @@ row listops | grep -q "stopped with a checkpoint: at update 100 of" || fail "lis
 # A bad argument: exit 2 and nothing written.
 "$repo/scripts/gpu-check" --budget soon --out "$tmp/bad" >/dev/null 2>&1
 [[ $? == 2 && ! -e "$tmp/bad" ]] || fail "--budget soon was not refused with exit 2 before any output"
+"$repo/scripts/gpu-check" --stages build,listopz --out "$tmp/bad" >/dev/null 2>&1
+[[ $? == 2 && ! -e "$tmp/bad" ]] || fail "--stages listopz was not refused with exit 2 before any output"
+
+# --stages: only the stages asked for, the others not even listed.
+"$repo/scripts/gpu-check" --rehearse --stages suite --out "$tmp/only" >"$tmp/only.log" 2>&1 ||
+  fail "--stages suite failed: $(tail -5 "$tmp/only.log")"
+[[ $(wc -l <"$tmp/only/stages.tsv") == 1 ]] && grep -q "^suite	passed" "$tmp/only/stages.tsv" ||
+  fail "--stages suite ran: $(cat "$tmp/only/stages.tsv")"
 echo "gpu-check rehearsal: passed"
