@@ -71,6 +71,8 @@ torch::Tensor sinusoidal_positions(int64_t max_len, int64_t d) {
   return pe.to(torch::kFloat);
 }
 
+int64_t encoder_positions(const ModelConfig& m) { return m.max_len + (m.pooling == "cls" ? 1 : 0); }
+
 lra::MixerSpec mixer_spec(const ModelConfig& m, int64_t max_len, int64_t layer, uint64_t seed) {
   lra::MixerSpec ms;
   ms.d_model = m.d_model;
@@ -114,7 +116,7 @@ torch::Tensor BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& ma
 ClassifierImpl::ClassifierImpl(const BackboneSpec& spec, const MixerFactory& make_mixer)
     : spec_(spec), use_cls_(spec.model.pooling == "cls") {
   const auto& m = spec.model;
-  const int64_t positions = m.max_len + (use_cls_ ? 1 : 0);
+  const int64_t positions = encoder_positions(m);
   embed = register_module("embed", torch::nn::Embedding(spec.vocab_size, m.d_model));
   {
     torch::NoGradGuard g;

@@ -97,6 +97,10 @@ std::shared_ptr<lra::Mixer> make_reference_attention(const lra::MixerSpec& spec)
 
 int64_t count_parameters(const torch::nn::Module& m);
 
+// The encoder's sequence length: the manifest's max_len, and one more for the
+// CLS token under cls pooling (what every block's mixer sees).
+int64_t encoder_positions(const ModelConfig& m);
+
 // The spec of block `layer`'s mixer from the manifest's model section
 // (bidirectional, no rotary positions; callers change what differs).
 lra::MixerSpec mixer_spec(const ModelConfig& m, int64_t max_len, int64_t layer, uint64_t seed);

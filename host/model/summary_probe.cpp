@@ -13,7 +13,7 @@ bool mixer_reads_ahead(const MixerFactory& make, const BackboneSpec& spec) {
   const PreservedRandomState keep;
   torch::NoGradGuard no_grad;
   const ModelConfig& m = spec.model;
-  const int64_t length = m.max_len + (m.pooling == "cls" ? 1 : 0);
+  const int64_t length = encoder_positions(m);
   torch::manual_seed(spec.seed);
   const std::shared_ptr<lra::Mixer> mixer = make(mixer_spec(m, length, 0, spec.seed));
   mixer->eval();

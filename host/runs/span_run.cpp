@@ -69,7 +69,7 @@ nlohmann::json choices_json(const RunRecord& run, bool cls, bool paired) {
       {"precision", "float32, no autocast"},
       {"sampling", "validation examples without replacement: the first `samples` of a permutation seeded by `seed` "
                    "(mt19937_64 Fisher-Yates)"},
-      {"sequence_length", run.model.max_len + (cls ? 1 : 0)},
+      {"sequence_length", encoder_positions(run.model)},
       {"gradient_point", "each block's mixer alone, differentiated at the input it received in the trained model's "
                          "forward pass (after the block's LayerNorm), in evaluation mode"},
       {"gradient_weights", "w_j = squared norm over channels of d<u, y_q>/dx_j for a random Gaussian u: an unbiased "

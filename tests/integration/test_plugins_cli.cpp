@@ -4,6 +4,7 @@
 #include <regex>
 
 #include "cli_harness.h"
+#include "lra/abi.h"
 
 using lra::test::fixture_plugin;
 using lra::test::lrahost;
@@ -26,8 +27,10 @@ TEST(PluginsCli, ListsBuiltInPlugins) {
 TEST(PluginsCli, InspectShowsDescriptorAndBuildFacts) {
   auto o = lrahost("inspect transformer");
   EXPECT_EQ(o.code, 0) << o.output;
-  for (const char* want : {"transformer 1.0.0 (mixer plugin)", "SDK ABI       1.2", "LibTorch", "_GLIBCXX_USE_CXX11_ABI",
-                           "status        compatible", "causal", "sha256"})
+  const std::string abi = "SDK ABI       " + std::to_string(LRA_ABI_MAJOR) + "." + std::to_string(LRA_ABI_MINOR);
+  for (const std::string& want : {std::string("transformer 1.0.0 (mixer plugin)"), abi, std::string("LibTorch"),
+                                  std::string("_GLIBCXX_USE_CXX11_ABI"), std::string("status        compatible"),
+                                  std::string("causal"), std::string("sha256")})
     EXPECT_NE(o.output.find(want), std::string::npos) << want << "\n" << o.output;
 }
 
@@ -74,7 +77,10 @@ TEST(PluginsCli, TextFileIsNotAPlugin) {
 TEST(PluginsCli, OtherAbiMajorRejectedBeforeLoading) {
   auto o = lrahost("run --plugin " + fixture_plugin("fixture_abi2") + " --task listops --preset smoke");
   EXPECT_EQ(o.code, 3) << o.output;
-  EXPECT_NE(o.output.find("plugin built for SDK ABI 2.0, host implements ABI 1.2"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("plugin built for SDK ABI 2.0, host implements ABI " + std::to_string(LRA_ABI_MAJOR) + "." +
+                          std::to_string(LRA_ABI_MINOR)),
+            std::string::npos)
+      << o.output;
   auto i = lrahost("inspect " + fixture_plugin("fixture_abi2"));
   EXPECT_EQ(i.code, 3) << i.output;
   EXPECT_NE(i.output.find("REJECTED"), std::string::npos) << i.output;

@@ -63,7 +63,7 @@ TEST(DecodeParity, EveryDecodingMixerStepsToItsCausalForward) {
 }
 
 TEST(DecodeParity, AMixerThatDoesNotDecodeSaysSo) {
-  // bigbird: causal-capable (or not), it has no decoding state; the SDK's defaults refuse.
+  // The first built mixer without decoding steps: the SDK's defaults refuse, naming why.
   for (const auto& name : built_mixers()) {
     if (name == "python") continue;
     auto m = make_mixer(name, small_spec(kWidth, 4, kLength, (mixer_capabilities(name) & LRA_CAP_CAUSAL) != 0), {}, 1);
