@@ -130,10 +130,17 @@ std::vector<int64_t> parse_lengths(const std::string& list) {
   return lengths;
 }
 
-fs::path fresh_bench_out(const std::string& out) {
-  if (fs::exists(fs::path(out) / "bench.json"))
-    throw Error(ErrorKind::usage, "output directory " + out + " already holds a bench.json; choose another --out");
+fs::path fresh_bench_out(const std::string& out, const std::string& report) {
+  if (fs::exists(fs::path(out) / report))
+    throw Error(ErrorKind::usage, "output directory " + out + " already holds a " + report + "; choose another --out");
   return out;
+}
+
+std::vector<std::string> bench_plugin_names(const std::string& plugins) {
+  if (!plugins.empty() && plugins != "all") return text::split_list(plugins);
+  std::vector<std::string> names = available_plugin_names(LRA_KIND_MIXER);
+  names.erase(std::remove(names.begin(), names.end(), kPythonPluginName), names.end());
+  return names;
 }
 
 BenchOutcome merge_bench_reports(const BenchArgs& a) {
@@ -153,11 +160,7 @@ BenchOutcome merge_bench_reports(const BenchArgs& a) {
 }
 
 BenchOutcome run_bench(const BenchArgs& a, spdlog::logger& log) {
-  std::vector<std::string> plugins = a.plugins.empty() || a.plugins == "all" ? available_plugin_names(LRA_KIND_MIXER)
-                                                                             : text::split_list(a.plugins);
-  // "all": the plugin named `python` only runs a class it is given (FILE.py:CLASS).
-  if (a.plugins.empty() || a.plugins == "all")
-    plugins.erase(std::remove(plugins.begin(), plugins.end(), kPythonPluginName), plugins.end());
+  const std::vector<std::string> plugins = bench_plugin_names(a.plugins);
   const std::vector<int64_t> lengths = parse_lengths(a.lengths);
   if (plugins.empty() || lengths.empty()) throw Error(ErrorKind::usage, "--plugins and --lengths must name at least one value");
   if (a.batch < 1 || a.steps < 1 || a.repeats < 1 || a.warmup < 0)

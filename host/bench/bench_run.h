@@ -41,8 +41,13 @@ struct BenchOutcome {
   std::string markdown;       // bench.md
 };
 
-// The --out directory, refused (usage error) when it already holds a bench.json.
-std::filesystem::path fresh_bench_out(const std::string& out);
+// The --out directory, refused (usage error) when it already holds `report`
+// (bench.json; decode.json for --decode).
+std::filesystem::path fresh_bench_out(const std::string& out, const std::string& report = "bench.json");
+
+// --plugins as names: a comma-separated list, or every mixer plugin for "" and
+// "all" (less `python`, which only runs a class it is given: FILE.py:CLASS).
+std::vector<std::string> bench_plugin_names(const std::string& plugins);
 
 // A comma-separated list of positive integers (--lengths); a usage error naming the bad one.
 std::vector<int64_t> parse_lengths(const std::string& list);

@@ -1,7 +1,6 @@
 // bench/decode_bench.cpp — see decode_bench.h.
 #include "bench/decode_bench.h"
 
-#include <algorithm>
 #include <chrono>
 #include <filesystem>
 
@@ -23,7 +22,6 @@
 #include "plugins/loader.h"
 #include "plugins/mixer_factory.h"
 #include "plugins/mixer_options.h"
-#include "plugins/python_mixer.h"
 #include "results/system_info.h"
 
 namespace lra::host::bench {
@@ -174,18 +172,13 @@ nlohmann::json points_json(const std::vector<DecodePoint>& points) {
 }  // namespace
 
 BenchOutcome run_decode_bench(const BenchArgs& a, spdlog::logger& log) {
-  std::vector<std::string> plugins = a.plugins.empty() || a.plugins == "all" ? available_plugin_names(LRA_KIND_MIXER)
-                                                                             : text::split_list(a.plugins);
-  if (a.plugins.empty() || a.plugins == "all")
-    plugins.erase(std::remove(plugins.begin(), plugins.end(), kPythonPluginName), plugins.end());
+  const std::vector<std::string> plugins = bench_plugin_names(a.plugins);
   const std::vector<int64_t> contexts = parse_lengths(a.lengths);
   if (plugins.empty() || contexts.empty()) throw Error(ErrorKind::usage, "--plugins and --lengths must name at least one value");
   if (a.batch < 1 || a.tokens < 1) throw Error(ErrorKind::usage, "--batch and --tokens must be >= 1");
   std::vector<const LoadedPlugin*> loaded;
   for (const auto& p : plugins) loaded.push_back(&open_plugin(p, LRA_KIND_MIXER));
-  const fs::path out = a.out;
-  if (fs::exists(out / "decode.json"))
-    throw Error(ErrorKind::usage, "output directory " + a.out + " already holds a decode.json; choose another --out");
+  const fs::path out = fresh_bench_out(a.out, "decode.json");
 
   const Manifest lm = load_preset(kForgettingTask, "official");
   DecodeSettings s;
