@@ -13,6 +13,7 @@
 #include "lra/status.h"
 #include "runs/official_registry.h"
 #include "manifest/presets.h"
+#include "plugins/loader.h"
 #include "results/signature.h"
 
 namespace lra::host {
@@ -35,8 +36,15 @@ int leaderboard_command(const LeaderboardArgs& a) {
   }
 
   // Everything is read, checked and rendered before the first file is written.
+  BaselineInputs baselines;
+  try {
+    if (!a.baselines.empty()) baselines.files = collect_result_files({a.baselines.begin(), a.baselines.end()});
+  } catch (const Error& e) {
+    throw Error(e.kind(), "--baselines: " + std::string(e.what()));
+  }
+  if (!baselines.files.empty()) baselines.builtin_mixers = builtin_mixer_names();
   Leaderboard board = build_leaderboard(collect_result_files({a.results.begin(), a.results.end()}), bench, registry_official,
-                                        registry_trial_seeds, verifiers);
+                                        registry_trial_seeds, verifiers, baselines);
   board.title = a.title;
   const BuildInfo& info = build_info();
   board.generator = "lrahost " + info.version + " (" + info.git_revision.substr(0, 12) + (info.git_dirty ? ", dirty" : "") + ")";
@@ -48,9 +56,12 @@ int leaderboard_command(const LeaderboardArgs& a) {
   write_files_atomic(out, {{"leaderboard.json", json}, {"leaderboard.md", md}, {"index.html", html}});
 
   auto counted = [](std::size_t n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); };
-  std::printf("leaderboard: %s -> %zu closed and %s open, %s%s\n",
+  std::printf("leaderboard: %s -> %zu closed and %s open%s, %s%s\n",
               counted(board.result_files, "result file", "result files").c_str(), board.closed.size(),
               counted(board.open.size(), "entry", "entries").c_str(),
+              board.open_baselines.empty()
+                  ? ""
+                  : (" (and " + counted(board.open_baselines.size(), "baseline", "baselines") + ")").c_str(),
               counted(board.invalid.size(), "invalid result", "invalid results").c_str(),
               board.bench_sources.empty() ? "" : ", with the speed/accuracy/memory chart");
   for (const auto& r : board.invalid)
@@ -69,6 +80,9 @@ void add_leaderboard_command(CLI::App& app, CommandSlot& slot) {
   lbc->add_option("--out", a->out, "Output directory")->required();
   lbc->add_option("--bench", a->bench, "bench.json files: adds the speed/accuracy/memory chart");
   lbc->add_option("--title", a->title, "Page title");
+  lbc->add_option("--baselines", a->baselines,
+                  "Result files or directories of built-in mixers measured by this host (e.g. "
+                  "docs/measured/cpu/baselines): the open division's reference rows, verified, not ranked");
   lbc->add_option("--trusted-verifiers", a->trusted_verifiers,
                   "Folder of Ed25519 public keys (*.pem) of the maintainers whose signed reevaluation.json counts "
                   "(re-evaluated, private set); other reports are shown as unverified");

@@ -66,6 +66,7 @@ int span_command(const SpanArgs& args);
 struct LeaderboardArgs {
   std::vector<std::string> results;     // result.json files or directories
   std::vector<std::string> bench;       // bench.json files: the speed/accuracy/memory chart
+  std::vector<std::string> baselines;   // result files or directories: the open division's reference rows
   std::string out;
   std::string title = "lrahost leaderboard";
   std::optional<std::string> trusted_verifiers;  // PEM public keys whose reevaluation.json signatures count

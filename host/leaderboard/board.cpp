@@ -221,20 +221,98 @@ void bound_invalid(InvalidResult& r) {
   for (auto& why : r.reasons) why = site::bounded(why, site::kMaxTextBytes);
 }
 
+// How far one result file was checked, before its entry is known.
+struct ResultChecks {
+  std::string signed_by;
+  bool reevaluated = false, private_checked = false;
+  std::string verifier, unverified;
+};
+
+// An entry's checks, counted over its sources.
+void count_checks(ScoreEntry& entry, std::map<std::string, ResultChecks>& checks) {
+  std::set<std::string> signers, verifiers, unverified;
+  for (const auto& src : entry.sources) {
+    const auto& c = checks[src];
+    ++entry.checks.results;
+    if (!c.signed_by.empty()) {
+      ++entry.checks.signed_results;
+      signers.insert(c.signed_by);
+    }
+    entry.checks.reevaluated += c.reevaluated;
+    entry.checks.private_checked += c.private_checked;
+    if (c.reevaluated) verifiers.insert(c.verifier);
+    if (!c.unverified.empty()) {
+      ++entry.checks.reevaluation_unverified;
+      unverified.insert(c.unverified);
+    }
+  }
+  entry.checks.signers.assign(signers.begin(), signers.end());
+  entry.checks.verifiers.assign(verifiers.begin(), verifiers.end());
+  entry.checks.unverified_reasons.assign(unverified.begin(), unverified.end());
+}
+
+// The same file named twice (a path and its folder, a symlink) is one file.
+std::string file_identity(const fs::path& file) {
+  std::error_code ec;
+  const fs::path canonical = fs::weakly_canonical(file, ec);
+  return ec ? file.lexically_normal().string() : canonical.string();
+}
+
+// leaderboard --baselines: the host's own measured rows of the open division.
+// Unlike a submitted result, a baseline that fails a check stops the command:
+// the maintainer passed it, and a reference row that cannot be trusted must not be shown.
+std::vector<ScoreEntry> read_baselines(const BaselineInputs& baselines, const std::vector<fs::path>& result_files,
+                                       const OfficialLookup& official,
+                                       const std::map<std::string, std::string>& trusted_verifiers) {
+  std::set<std::string> results;
+  for (const auto& f : result_files) results.insert(file_identity(f));
+  std::vector<ScoreInput> inputs;
+  std::map<std::string, ResultChecks> checks;
+  for (const auto& file : baselines.files) {
+    const std::string where = "--baselines " + file.string();
+    if (results.count(file_identity(file)))
+      throw Error(ErrorKind::usage, where + ": given both as a result and as a baseline; pass it once, as one or the other");
+    const VerifyReport report = verify_result_file(file, official);
+    if (!report.readable || !report.valid)
+      throw Error(ErrorKind::data, where + ": does not verify (" +
+                                       (report.reasons.empty() ? std::string("cannot read it") : report.reasons.front()) +
+                                       "); a baseline must pass lrahost verify: measure it again with lrahost run");
+    if (report.division != "open")
+      throw Error(ErrorKind::usage, where + ": a " + report.division + " result; baselines are the open division's "
+                                            "reference rows: pass a closed result as a result to rank it");
+    json result = read_json_file(file, ErrorKind::data, "result.json");
+    bound_result_strings(result);
+    result["division"] = report.division;
+    const Reevaluation reevaluation = read_reevaluation(file, result, trusted_verifiers);
+    checks[file.string()] = {report.signed_by, reevaluation.state == Reevaluation::State::passed,
+                             reevaluation.private_checked, reevaluation.verifier, reevaluation.unverified};
+    inputs.push_back({file.string(), std::move(result)});
+  }
+  std::vector<ScoreEntry> rows = aggregate_scores(inputs);
+  for (auto& entry : rows) {
+    const auto& builtin = baselines.builtin_mixers;
+    if (std::find(builtin.begin(), builtin.end(), entry.plugin) == builtin.end())
+      throw Error(ErrorKind::usage, "--baselines " + entry.sources.front() + ": plugin '" + entry.plugin +
+                                        "' is not a built-in mixer of lrahost; baselines are the host's own mixers "
+                                        "measured by it (pass other results as results)");
+    count_checks(entry, checks);
+    bound_entry(entry);
+  }
+  return rows;
+}
+
 }  // namespace
 
 Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const std::vector<fs::path>& bench_files,
                               const OfficialLookup& official, const OfficialSeeds& official_seeds,
-                              const std::map<std::string, std::string>& trusted_verifiers) {
+                              const std::map<std::string, std::string>& trusted_verifiers,
+                              const BaselineInputs& baselines) {
   Leaderboard board;
+  // Baselines first: a bad one stops the command before any work on the results.
+  board.open_baselines = read_baselines(baselines, result_files, official, trusted_verifiers);
   board.result_files = result_files.size();
   std::vector<ScoreInput> valid;
   std::map<std::string, std::string> release_notes;  // closed result file -> what its release means for it
-  struct ResultChecks {
-    std::string signed_by;
-    bool reevaluated = false, private_checked = false;
-    std::string verifier, unverified;
-  };
   std::map<std::string, ResultChecks> checks;  // result file -> how far it was checked
   std::map<std::pair<std::string, std::string>, std::vector<std::string>> extra_seeds;  // (plugin, sha256) -> notes
   std::map<std::string, std::string> hint_notes;  // result file -> its mixer's optimizer hints, in words
@@ -318,25 +396,7 @@ Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const s
     valid.push_back({file.string(), std::move(result)});
   }
   for (auto& entry : aggregate_scores(valid)) {
-    std::set<std::string> signers, verifiers, unverified;
-    for (const auto& src : entry.sources) {
-      const auto& c = checks[src];
-      ++entry.checks.results;
-      if (!c.signed_by.empty()) {
-        ++entry.checks.signed_results;
-        signers.insert(c.signed_by);
-      }
-      entry.checks.reevaluated += c.reevaluated;
-      entry.checks.private_checked += c.private_checked;
-      if (c.reevaluated) verifiers.insert(c.verifier);
-      if (!c.unverified.empty()) {
-        ++entry.checks.reevaluation_unverified;
-        unverified.insert(c.unverified);
-      }
-    }
-    entry.checks.signers.assign(signers.begin(), signers.end());
-    entry.checks.verifiers.assign(verifiers.begin(), verifiers.end());
-    entry.checks.unverified_reasons.assign(unverified.begin(), unverified.end());
+    count_checks(entry, checks);
     if (entry.division == "closed") {
       note_missing_seeds(entry, official_seeds);
       if (const auto it = extra_seeds.find({entry.plugin, entry.plugin_sha256}); it != extra_seeds.end())
@@ -372,7 +432,7 @@ Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const s
 
   board.task_columns = lra_task_order();
   std::set<std::string> extra;
-  for (const auto* division : {&board.closed, &board.open})
+  for (const auto* division : {&board.closed, &board.open, &board.open_baselines})
     for (const auto& e : *division)
       for (const auto& [task, score] : e.tasks)
         if (std::find(board.task_columns.begin(), board.task_columns.end(), task) == board.task_columns.end())

@@ -28,6 +28,10 @@ struct Leaderboard {
   std::string title;
   std::string generator;                       // e.g. "lrahost 0.1.0 (0123abc)"
   std::vector<ScoreEntry> closed, open;        // the verified division, ranked best first
+  // The open division's reference rows (leaderboard --baselines): built-in
+  // mixers measured by this host, e.g. docs/measured/cpu/baselines/. Verified
+  // like any result, never ranked, shown after the open entries.
+  std::vector<ScoreEntry> open_baselines;
   std::vector<InvalidResult> invalid;          // not ranked
   std::vector<std::string> task_columns;       // the six LRA tasks, then any other task found (sorted)
   std::size_t result_files = 0;
@@ -51,10 +55,21 @@ struct Leaderboard {
 // them, intact and bound to that result's digest; any other report is shown
 // as "re-evaluation unverified (why)" and the result scored as verify says.
 // Strings from results are published bounded (site_text.h: kMaxNameBytes, kMaxTextBytes).
+// `baselines.files` become open_baselines. Each must verify (else
+// lra::Error(data)), be open (a closed one is a result to rank:
+// lra::Error(usage)), name a mixer in `baselines.builtin_mixers`
+// (lra::Error(usage)) and not also be among `result_files`
+// (lra::Error(usage)): a baseline that cannot be trusted is the maintainer's
+// error, not an entry to list as invalid.
+struct BaselineInputs {
+  std::vector<std::filesystem::path> files;
+  std::vector<std::string> builtin_mixers;  // the host's own mixers (plugins/loader.h: builtin_mixer_names)
+};
 Leaderboard build_leaderboard(const std::vector<std::filesystem::path>& result_files,
                               const std::vector<std::filesystem::path>& bench_files, const OfficialLookup& official,
                               const OfficialSeeds& official_seeds,
-                              const std::map<std::string, std::string>& trusted_verifiers = {});
+                              const std::map<std::string, std::string>& trusted_verifiers = {},
+                              const BaselineInputs& baselines = {});
 
 // Competition ranking by LRA average ("1, 2, 2, 4"); nullopt for entries without one.
 std::vector<std::optional<int>> average_ranks(const std::vector<ScoreEntry>& ranked);

@@ -77,6 +77,8 @@ table.board thead th:hover, table.board thead th:focus { background: #e5e7eb; }
 table.board thead th[aria-sort=ascending]::after { content: " \25B2"; }
 table.board thead th[aria-sort=descending]::after { content: " \25BC"; }
 tr.ref td { background: #fbfaf4; color: #6b6450; font-style: italic; }
+tr.baseline td { background: #f4f7fb; color: #38465a; }
+.badge.baseline { background: #dbe5f1; color: #2c3e57; }
 .badge { display: inline-block; font-size: .7rem; font-style: normal; padding: 0 .35rem; margin-left: .3rem;
          border-radius: .6rem; background: #ece6cf; color: #5c5335; }
 td.fail { color: #a11; font-weight: 600; }
@@ -106,12 +108,15 @@ std::string seed_list(const TaskScore& s) {
 // One <tr>, with where it stands before any sorting.
 struct Row {
   std::optional<double> average;  // percent
-  bool reference = false;
+  bool reference = false;         // a paper row
+  bool baseline = false;          // a built-in measured by this host (leaderboard --baselines): after the entries
   std::string cells;              // the <td>s
 };
 
-Row entry_row(const ScoreEntry& e, std::optional<int> rank, const std::vector<std::string>& tasks) {
+Row entry_row(const ScoreEntry& e, std::optional<int> rank, const std::vector<std::string>& tasks,
+              bool baseline = false) {
   Row row;
+  row.baseline = baseline;
   if (e.lra_average) row.average = 100 * *e.lra_average;
   std::string& c = row.cells;
   c += rank ? "<td data-sort=\"" + std::to_string(*rank) + "\">" + std::to_string(*rank) + "</td>" : "<td>—</td>";
@@ -121,6 +126,9 @@ Row entry_row(const ScoreEntry& e, std::optional<int> rank, const std::vector<st
   if (!options.empty()) meta += (meta.empty() ? "" : " · ") + options;
   if (!e.made_with.empty()) meta += (meta.empty() ? "" : " · ") + e.made_with;
   c += "<td class=\"text model\" data-sort=\"" + h(e.plugin) + "\"><span class=\"name\">" + h(e.plugin) + "</span>";
+  if (baseline)
+    c += "<span class=\"badge baseline\" title=\"a built-in mixer measured by this host; verified, not ranked\">"
+         "baseline</span>";
   if (e.reference)
     c += " <span class=\"refset " + std::string(e.reference->used ? "yes" : "no") + "\" title=\"" +
          h(site::reference_detail(e)) + "\">" + h(site::reference_marker(e)) + "</span>";
@@ -179,6 +187,7 @@ Row paper_row(const PaperRow& p, const std::vector<std::string>& tasks) {
 void board_table(std::string& s, const char* id, std::vector<Row> rows, const std::vector<std::string>& tasks,
                  const std::map<std::string, double>& majority = {}) {
   std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+    if (a.baseline != b.baseline) return b.baseline;  // the division's own entries first
     if (a.average.has_value() != b.average.has_value()) return a.average.has_value();
     return a.average && *a.average > *b.average;
   });
@@ -187,7 +196,8 @@ void board_table(std::string& s, const char* id, std::vector<Row> rows, const st
   for (const auto& t : tasks) s += th(site::task_title(t), "number", "descending");
   s += th("Avg", "number", "descending", " aria-sort=\"descending\"") + "</tr></thead>\n<tbody>\n";
   for (std::size_t i = 0; i < rows.size(); ++i)
-    s += std::string("<tr class=\"") + (rows[i].reference ? "ref" : "entry") + "\" data-order=\"" + std::to_string(i) +
+    s += std::string("<tr class=\"") + (rows[i].reference ? "ref" : rows[i].baseline ? "baseline" : "entry") +
+         "\" data-order=\"" + std::to_string(i) +
          "\">" + rows[i].cells + "</tr>\n";
   s += "</tbody>\n";
   if (!majority.empty()) {
@@ -203,20 +213,27 @@ void board_table(std::string& s, const char* id, std::vector<Row> rows, const st
   s += "</table></div>\n";
 }
 
-// A division's own entries only: the paper's rows are a separate block
-// (reference_section), never among runs of another protocol.
+// A division's own entries, then its baselines (built-ins measured by this
+// host, unranked): the paper's rows are a separate block (reference_section),
+// never among runs of another protocol.
 void division_table(std::string& s, const char* id, const char* title, const char* what,
-                    const std::vector<ScoreEntry>& entries, const std::vector<std::string>& tasks) {
+                    const std::vector<ScoreEntry>& entries, const std::vector<std::string>& tasks,
+                    const std::vector<ScoreEntry>& baselines = {}) {
   s += std::string("<section id=\"") + id + "\">\n<h2>" + title + "</h2>\n<p class=\"note\">" + what + " " +
-       std::to_string(entries.size()) + (entries.size() == 1 ? " entry." : " entries.") + "</p>\n";
-  if (entries.empty()) {
+       std::to_string(entries.size()) + (entries.size() == 1 ? " entry." : " entries.");
+  if (!baselines.empty()) s += std::string(" ") + site::kBaselineLegend;
+  s += "</p>\n";
+  if (entries.empty() && baselines.empty()) {
     s += "<p class=\"note\">No results.</p>\n</section>\n";
     return;
   }
   std::vector<Row> rows;
   const auto ranks = average_ranks(entries);
   for (std::size_t i = 0; i < entries.size(); ++i) rows.push_back(entry_row(entries[i], ranks[i], tasks));
-  board_table(s, id, std::move(rows), tasks, site::majority_by_task(entries));
+  for (const auto& b : baselines) rows.push_back(entry_row(b, std::nullopt, tasks, true));
+  std::vector<ScoreEntry> all = entries;
+  all.insert(all.end(), baselines.begin(), baselines.end());
+  board_table(s, id, std::move(rows), tasks, site::majority_by_task(all));
   s += "</section>\n";
 }
 
@@ -273,7 +290,7 @@ std::string leaderboard_html(const Leaderboard& board) {
                  "The official manifests, no overrides: comparable with each other and with the paper.", board.closed,
                  board.task_columns);
   division_table(s, "open", "Open division", "Changed manifests, presets or overrides: each entry's own protocol.",
-                 board.open, board.task_columns);
+                 board.open, board.task_columns, board.open_baselines);
   reference_section(s, board.task_columns);
   invalid_section(s, board.invalid);
   chart_section(s, board);

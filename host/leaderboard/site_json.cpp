@@ -18,6 +18,18 @@ json ranked(const std::vector<ScoreEntry>& entries) {
   return out;
 }
 
+// Never ranked: "rank" is null and "baseline" true in each.
+json baselines(const std::vector<ScoreEntry>& rows) {
+  json out = json::array();
+  for (const auto& row : rows) {
+    json e = to_json(row);
+    e["rank"] = nullptr;
+    e["baseline"] = true;
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
 }  // namespace
 
 json leaderboard_json(const Leaderboard& board) {
@@ -49,6 +61,7 @@ json leaderboard_json(const Leaderboard& board) {
           {"result_files", board.result_files},
           {"closed", ranked(board.closed)},
           {"open", ranked(board.open)},
+          {"open_baselines", baselines(board.open_baselines)},
           {"invalid", invalid},
           {"reference", {{"source", "LRA paper, Table 1 (Tay et al., ICLR 2021)"}, {"rows", rows}}},
           {"bench", bench}};

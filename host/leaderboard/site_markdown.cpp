@@ -23,17 +23,8 @@ void header(std::string& s, const std::vector<std::string>& first, const std::ve
   s += " Avg |\n|" + rule + "---:|\n";
 }
 
-void division(std::string& s, const char* title, const char* what, const std::vector<ScoreEntry>& entries,
-              const std::vector<std::string>& tasks) {
-  s += std::string("\n## ") + title + "\n\n" + what + "\n\n";
-  if (entries.empty()) {
-    s += "No results.\n";
-    return;
-  }
-  header(s, {"rank", "plugin", "options", "seeds"}, tasks);
-  const auto ranks = average_ranks(entries);
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    const ScoreEntry& e = entries[i];
+// One table row; `rank` is "1", "—" (no average) or "baseline".
+void entry_row(std::string& s, const ScoreEntry& e, const std::string& rank, const std::vector<std::string>& tasks) {
     std::string plugin = text::markdown_cell(e.plugin);
     if (!e.plugin_version.empty()) plugin += " " + text::markdown_cell(e.plugin_version);
     if (!e.plugin_sha256.empty()) plugin += " (" + text::markdown_cell(site::short_sha(e.plugin_sha256)) + ")";
@@ -41,13 +32,30 @@ void division(std::string& s, const char* title, const char* what, const std::ve
     if (!e.made_with.empty()) plugin += " (" + text::markdown_cell(e.made_with) + ")";
     for (const auto& note : e.notes) plugin += " — " + text::markdown_cell(note);
     plugin += " — " + text::markdown_cell(site::checks_text(e));
-    s += "| " + (ranks[i] ? std::to_string(*ranks[i]) : std::string("—")) + " | " + plugin + " | " +
-         text::markdown_cell(site::options_text(e.options)) + " | " + site::seeds_text(e) + " |";
+    s += "| " + rank + " | " + plugin + " | " + text::markdown_cell(site::options_text(e.options)) + " | " +
+         site::seeds_text(e) + " |";
     for (const auto& t : tasks) s += " " + format_task_cell(e, t) + " |";
     s += " " + format_average_cell(e) + " |\n";
+}
+
+// A division's entries, ranked, then its baselines (leaderboard --baselines), then the majority-class row.
+void division(std::string& s, const char* title, const char* what, const std::vector<ScoreEntry>& entries,
+              const std::vector<std::string>& tasks, const std::vector<ScoreEntry>& baselines = {}) {
+  s += std::string("\n## ") + title + "\n\n" + what + (baselines.empty() ? "" : std::string(" ") + site::kBaselineLegend) +
+       "\n\n";
+  if (entries.empty() && baselines.empty()) {
+    s += "No results.\n";
+    return;
   }
+  header(s, {"rank", "plugin", "options", "seeds"}, tasks);
+  const auto ranks = average_ranks(entries);
+  for (std::size_t i = 0; i < entries.size(); ++i)
+    entry_row(s, entries[i], ranks[i] ? std::to_string(*ranks[i]) : std::string("—"), tasks);
+  for (const auto& b : baselines) entry_row(s, b, "baseline", tasks);
   // The bar to beat: always answering each test set's most common class.
-  const auto majority = site::majority_by_task(entries);
+  std::vector<ScoreEntry> all = entries;
+  all.insert(all.end(), baselines.begin(), baselines.end());
+  const auto majority = site::majority_by_task(all);
   if (!majority.empty()) {
     s += "| — | majority class | | |";
     for (const auto& t : tasks) {
@@ -65,7 +73,7 @@ std::string leaderboard_markdown(const Leaderboard& board) {
   division(s, "Closed division", "The official manifests, no overrides: comparable with each other and with the paper.",
            board.closed, board.task_columns);
   division(s, "Open division", "Changed manifests, presets or overrides: each entry's own protocol.", board.open,
-           board.task_columns);
+           board.task_columns, board.open_baselines);
 
   s += "\n## Reference: LRA paper, Table 1\n\nTay et al., ICLR 2021; averages as printed.\n\n";
   header(s, {"model"}, lra_task_order());

@@ -100,6 +100,11 @@ const char* const kScoreLegend =
     "✓/✗ LRA reference settings: whether a built-in mixer ran with the options LRA used for Table 1 on every task "
     "(manifests/reference-mixers/); its options column then lists only the options that differ from them.";
 
+const char* const kBaselineLegend =
+    "Rows marked baseline, after the entries: lrahost's built-in mixers measured by this host, each result verified "
+    "like an entry's and not ranked; compare an entry only with a baseline made the same way (the preset and "
+    "overrides under each name).";
+
 std::string checks_text(const ScoreEntry& e) {
   const auto& c = e.checks;
   const std::string of = "/" + std::to_string(c.results);

@@ -56,4 +56,7 @@ std::string checks_text(const ScoreEntry& entry);
 // The sentence explaining the numbers, FAIL and the average.
 extern const char* const kScoreLegend;
 
+// The sentence explaining the open division's baseline rows (leaderboard --baselines).
+extern const char* const kBaselineLegend;
+
 }  // namespace lra::host::site

@@ -180,6 +180,17 @@ std::vector<std::string> available_plugin_names(uint32_t kind) {
   return names;
 }
 
+std::vector<std::string> builtin_mixer_names() {
+  std::vector<std::string> names;
+  for (const auto& p : discover_plugins())
+    if (p.error.empty() && p.problems.empty() && p.descriptor.kind == LRA_KIND_MIXER &&
+        p.descriptor.name != kPythonPluginName && is_builtin_plugin_file(p.file))
+      names.push_back(p.descriptor.name);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
 std::filesystem::path resolve_plugin(const std::string& name_or_path, uint32_t kind) {
   if (is_python_mixer_spec(name_or_path)) return name_or_path;
   const bool looks_like_path = name_or_path.find('/') != std::string::npos ||

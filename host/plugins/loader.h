@@ -69,4 +69,8 @@ const LoadedPlugin& open_plugin(const std::string& name_or_path, uint32_t kind);
 // Names of discovered, compatible plugins of a kind (for messages and --help).
 std::vector<std::string> available_plugin_names(uint32_t kind);
 
+// Names of the mixers this host shipped with (compatible plugins in
+// builtin_plugin_dir()), less the Python bridge, which is no mixer by itself: sorted.
+std::vector<std::string> builtin_mixer_names();
+
 }  // namespace lra::host

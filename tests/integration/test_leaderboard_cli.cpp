@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -149,6 +151,114 @@ TEST_F(LeaderboardCli, BadInputsWriteNothing) {
   o = lrahost("leaderboard " + results().string());  // no --out
   EXPECT_EQ(o.code, 2) << o.output;
   EXPECT_FALSE(fs::exists(site()));
+}
+
+// --- baselines: the open division's reference rows ------------------------------
+
+// A built-in's result given with --baselines is a shaded, unranked row after
+// the open entries in all three files; the entries keep their ranks.
+TEST_F(LeaderboardCli, BaselinesAreTheOpenDivisionsReferenceRowsAfterItsEntries) {
+  make_results();
+  fs::create_directories(dir_.path() / "baselines" / "transformer");
+  fs::copy_file(base_dir_->path() / "run" / "result.json", dir_.path() / "baselines" / "transformer" / "result.json");
+  const auto o = lrahost("leaderboard " + results().string() + " --out " + site().string() + " --baselines " +
+                         (dir_.path() / "baselines").string());
+  ASSERT_EQ(o.code, 0) << o.output;
+  EXPECT_NE(o.output.find("5 entries open (and 1 baseline)"), std::string::npos) << o.output;
+
+  const json j = json::parse(read_text(site() / "leaderboard.json"));
+  ASSERT_EQ(j["open"].size(), 5u);
+  EXPECT_EQ(j["open"][0]["rank"], 1);
+  ASSERT_EQ(j["open_baselines"].size(), 1u);
+  EXPECT_EQ(j["open_baselines"][0]["plugin"], "transformer");
+  EXPECT_TRUE(j["open_baselines"][0]["rank"].is_null());
+  EXPECT_EQ(j["open_baselines"][0]["baseline"], true);
+  EXPECT_EQ(j["open_baselines"][0]["division"], "open");
+
+  const std::string html = read_text(site() / "index.html");
+  const auto baseline_row = html.find("<tr class=\"baseline\"");
+  ASSERT_NE(baseline_row, std::string::npos);
+  // After every entry of the open table, before the table ends; one such row, and the legend says what it is.
+  EXPECT_GT(baseline_row, html.rfind("<tr class=\"entry\"", html.find("id=\"paper\"")));
+  EXPECT_LT(baseline_row, html.find("id=\"paper\""));
+  EXPECT_EQ(html.find("<tr class=\"baseline\"", baseline_row + 1), std::string::npos);
+  EXPECT_NE(html.find("Rows marked baseline"), std::string::npos);
+
+  const std::string md = read_text(site() / "leaderboard.md");
+  const auto md_row = md.find("| baseline | transformer");
+  ASSERT_NE(md_row, std::string::npos) << md;
+  EXPECT_LT(md_row, md.find("| — | majority class")) << md;
+  EXPECT_GT(md_row, md.find("| 1 | alpha")) << md;
+}
+
+// A baseline that cannot be trusted stops the command (exit 2 or 5) and nothing is written.
+TEST_F(LeaderboardCli, BaselinesThatAreNotTheHostsOwnVerifiedResultsAreRefused) {
+  make_results();
+  const fs::path bad = dir_.path() / "bad";
+  auto refused = [&](const fs::path& baseline, int code, const std::string& says) {
+    const auto o = lrahost("leaderboard " + (results() / "alpha-text").string() + " --out " + site().string() +
+                           " --baselines " + baseline.string());
+    EXPECT_EQ(o.code, code) << o.output;
+    EXPECT_NE(o.output.find(says), std::string::npos) << o.output;
+    EXPECT_NE(o.output.find(baseline.string()), std::string::npos) << "names the file: " << o.output;
+    EXPECT_FALSE(fs::exists(site())) << o.output;
+  };
+  // Edited after the run: does not verify.
+  refused(results() / "edited" / "result.json", 5, "does not verify");
+  // A valid result of a plugin that is not one of the host's mixers.
+  refused(results() / "beta" / "result.json", 2, "not a built-in mixer of lrahost");
+  // The same file as a result and as a baseline (here through a symlinked folder).
+  fs::create_directories(bad);
+  fs::create_directory_symlink(results() / "alpha-text", bad / "link");
+  refused(bad / "link" / "result.json", 2, "both as a result and as a baseline");
+  // A folder without results.
+  fs::create_directories(bad / "empty");
+  refused(bad / "empty", 2, "no result.json found");
+}
+
+// docs/measured/cpu/baselines/: the smoke runs of every built-in mixer this
+// host has (each a real lrahost run on the development machine) verify with
+// this build and make the open division's baseline rows.
+TEST(LeaderboardBaselines, TheCommittedBaselinesCoverEveryBuiltInAndVerify) {
+  const fs::path root = fs::path(LRA_SOURCE_DIR) / "docs" / "measured" / "cpu" / "baselines";
+  // The host's own mixers: what `lrahost plugins` lists, less the Python loader.
+  const auto listing = lrahost("plugins");
+  ASSERT_EQ(listing.code, 0) << listing.output;
+  std::set<std::string> builtins;
+  std::istringstream lines(listing.output);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string kind, name;
+    if (words >> kind >> name && kind == "mixer" && name != "python") builtins.insert(name);
+  }
+  ASSERT_GE(builtins.size(), 13u) << listing.output;
+  for (const char* task : {"listops"}) {
+    std::set<std::string> measured;
+    for (const auto& d : fs::directory_iterator(root / task)) {
+      if (!fs::exists(d.path() / "result.json")) continue;
+      measured.insert(d.path().filename().string());
+      const auto v = lrahost("verify " + (d.path() / "result.json").string());
+      EXPECT_EQ(v.code, 0) << d.path() << ": " << v.output;
+      const json r = json::parse(read_text(d.path() / "result.json"));
+      EXPECT_EQ(r["plugin"]["name"], d.path().filename().string());
+      EXPECT_EQ(r["task"]["preset"], "smoke");
+    }
+    EXPECT_EQ(measured, builtins) << task;
+  }
+  // With a result of another plugin beside them: every built-in is a baseline row.
+  TempDir dir;
+  const auto o = lrahost("leaderboard " + std::string(LRA_SOURCE_DIR) +
+                         "/docs/measured/cpu/smoke-listops-retention.result.json --out " + (dir.path() / "site").string() +
+                         " --baselines " + root.string());
+  ASSERT_EQ(o.code, 0) << o.output;
+  const json j = json::parse(read_text(dir.path() / "site" / "leaderboard.json"));
+  std::set<std::string> rows;
+  for (const auto& b : j["open_baselines"]) rows.insert(b["plugin"].get<std::string>());
+  EXPECT_EQ(rows, builtins);
+  // And the same file as a result and a baseline is refused.
+  const auto twice = lrahost("leaderboard " + (root / "listops" / "transformer" / "result.json").string() + " --out " +
+                             (dir.path() / "again").string() + " --baselines " + root.string());
+  EXPECT_EQ(twice.code, 2) << twice.output;
 }
 
 // --- the page in a real browser -------------------------------------------------
