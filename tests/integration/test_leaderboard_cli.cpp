@@ -4,6 +4,7 @@
 // bad inputs write nothing; and the page driven in headless Chromium: the
 // table renders, a click on a column header sorts it, a plugin named
 // <script>alert(1)</script> is shown as text and never runs.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -232,7 +233,12 @@ TEST(LeaderboardBaselines, TheCommittedBaselinesCoverEveryBuiltInAndVerify) {
     if (words >> kind >> name && kind == "mixer" && name != "python") builtins.insert(name);
   }
   ASSERT_GE(builtins.size(), 13u) << listing.output;
-  for (const char* task : {"listops"}) {
+  // One folder per task measured (listops at least); each holds every built-in.
+  std::vector<std::string> tasks;
+  for (const auto& t : fs::directory_iterator(root))
+    if (t.is_directory()) tasks.push_back(t.path().filename().string());
+  ASSERT_NE(std::find(tasks.begin(), tasks.end(), "listops"), tasks.end());
+  for (const auto& task : tasks) {
     std::set<std::string> measured;
     for (const auto& d : fs::directory_iterator(root / task)) {
       if (!fs::exists(d.path() / "result.json")) continue;
@@ -242,6 +248,7 @@ TEST(LeaderboardBaselines, TheCommittedBaselinesCoverEveryBuiltInAndVerify) {
       const json r = json::parse(read_text(d.path() / "result.json"));
       EXPECT_EQ(r["plugin"]["name"], d.path().filename().string());
       EXPECT_EQ(r["task"]["preset"], "smoke");
+      EXPECT_EQ(r["task"]["name"], task);
     }
     EXPECT_EQ(measured, builtins) << task;
   }
