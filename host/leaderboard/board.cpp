@@ -228,6 +228,44 @@ struct ResultChecks {
   std::string verifier, unverified;
 };
 
+// One result file as the leaderboard reads it, for entries and baselines alike:
+// verified, its strings bounded, its division the verified one, its
+// reevaluation.json read. `invalid` says why it must not be scored: verify
+// refused it, a trusted verifier's re-evaluation failed it, or its Path-X count
+// cannot be (the chance test that marks Path-X FAIL cannot take it on trust).
+struct CheckedResult {
+  VerifyReport report;  // report.readable false: nothing else is set
+  json result;
+  Reevaluation reevaluation;
+  std::optional<InvalidResult> invalid;
+  ResultChecks checks() const {
+    return {report.signed_by, reevaluation.state == Reevaluation::State::passed, reevaluation.private_checked,
+            reevaluation.verifier, reevaluation.unverified};
+  }
+};
+
+CheckedResult check_result_file(const fs::path& file, const OfficialLookup& official,
+                                const std::map<std::string, std::string>& trusted_verifiers) {
+  CheckedResult c{verify_result_file(file, official), json(), Reevaluation{}, std::nullopt};
+  if (!c.report.readable) return c;
+  c.result = read_json_file(file, ErrorKind::data, "result.json");
+  bound_result_strings(c.result);
+  auto refuse = [&](std::vector<std::string> reasons, std::string failed) {
+    c.invalid = InvalidResult{file.string(), string_at(c.result, "plugin", "name"), string_at(c.result, "task", "name"),
+                              string_at(c.result, "division", nullptr), std::move(reasons), std::move(failed)};
+    return c;
+  };
+  if (!c.report.valid) return refuse(c.report.reasons, "verify");
+  c.reevaluation = read_reevaluation(file, c.result, trusted_verifiers);
+  // A trusted verifier found that the weights do not back the number: not scored. An untrusted
+  // failing report cannot do this (anyone could plant one beside another's result).
+  if (c.reevaluation.state == Reevaluation::State::failed) return refuse(c.reevaluation.reasons, "re-evaluation");
+  c.result["division"] = c.report.division;  // what verify established, not what the file claims
+  if (string_at(c.result, "task", "name") == "pathx")
+    if (auto why = pathx_count_problem(c.result)) return refuse({*why}, "verify");
+  return c;
+}
+
 // An entry's checks, counted over its sources.
 void count_checks(ScoreEntry& entry, std::map<std::string, ResultChecks>& checks) {
   std::set<std::string> signers, verifiers, unverified;
@@ -272,21 +310,20 @@ std::vector<ScoreEntry> read_baselines(const BaselineInputs& baselines, const st
     const std::string where = "--baselines " + file.string();
     if (results.count(file_identity(file)))
       throw Error(ErrorKind::usage, where + ": given both as a result and as a baseline; pass it once, as one or the other");
-    const VerifyReport report = verify_result_file(file, official);
-    if (!report.readable || !report.valid)
-      throw Error(ErrorKind::data, where + ": does not verify (" +
-                                       (report.reasons.empty() ? std::string("cannot read it") : report.reasons.front()) +
+    CheckedResult c = check_result_file(file, official, trusted_verifiers);
+    if (!c.report.readable || c.invalid) {
+      const auto& reasons = c.invalid ? c.invalid->reasons : c.report.reasons;
+      throw Error(ErrorKind::data, where + ": " +
+                                       (c.invalid && c.invalid->failed == "re-evaluation" ? "failed a trusted re-evaluation"
+                                                                                          : "does not verify") +
+                                       " (" + (reasons.empty() ? std::string("cannot read it") : reasons.front()) +
                                        "); a baseline must pass lrahost verify: measure it again with lrahost run");
-    if (report.division != "open")
-      throw Error(ErrorKind::usage, where + ": a " + report.division + " result; baselines are the open division's "
+    }
+    if (c.report.division != "open")
+      throw Error(ErrorKind::usage, where + ": a " + c.report.division + " result; baselines are the open division's "
                                             "reference rows: pass a closed result as a result to rank it");
-    json result = read_json_file(file, ErrorKind::data, "result.json");
-    bound_result_strings(result);
-    result["division"] = report.division;
-    const Reevaluation reevaluation = read_reevaluation(file, result, trusted_verifiers);
-    checks[file.string()] = {report.signed_by, reevaluation.state == Reevaluation::State::passed,
-                             reevaluation.private_checked, reevaluation.verifier, reevaluation.unverified};
-    inputs.push_back({file.string(), std::move(result)});
+    checks[file.string()] = c.checks();
+    inputs.push_back({file.string(), std::move(c.result)});
   }
   std::vector<ScoreEntry> rows = aggregate_scores(inputs);
   for (auto& entry : rows) {
@@ -322,28 +359,18 @@ Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const s
   std::map<std::string, std::pair<std::string, std::string>> data_used;
   std::map<std::string, std::map<std::string, int>> fingerprint_counts;
   for (const auto& file : result_files) {
-    const VerifyReport report = verify_result_file(file, official);
+    CheckedResult checked = check_result_file(file, official, trusted_verifiers);
+    const VerifyReport& report = checked.report;
     if (!report.readable) {
       const std::string why = report.reasons.empty() ? "cannot read it" : report.reasons.front();
       throw Error(ErrorKind::data, file.string() + ": " + why + " (pass result.json files written by lrahost run)");
     }
-    json result = read_json_file(file, ErrorKind::data, "result.json");
-    bound_result_strings(result);
-    if (!report.valid) {
-      board.invalid.push_back({file.string(), string_at(result, "plugin", "name"), string_at(result, "task", "name"),
-                               string_at(result, "division", nullptr), report.reasons});
+    if (checked.invalid) {
+      board.invalid.push_back(std::move(*checked.invalid));
       continue;
     }
-    const Reevaluation reevaluation = read_reevaluation(file, result, trusted_verifiers);
-    if (reevaluation.state == Reevaluation::State::failed) {
-      // A trusted verifier found that the weights do not back the number: not scored. An untrusted
-      // failing report cannot do this (anyone could plant one beside another's result).
-      board.invalid.push_back({file.string(), string_at(result, "plugin", "name"), string_at(result, "task", "name"),
-                               string_at(result, "division", nullptr), reevaluation.reasons, "re-evaluation"});
-      continue;
-    }
-    checks[file.string()] = {report.signed_by, reevaluation.state == Reevaluation::State::passed,
-                             reevaluation.private_checked, reevaluation.verifier, reevaluation.unverified};
+    json& result = checked.result;
+    checks[file.string()] = checked.checks();
     if (report.division == "closed") {
       const json* fp = json_at(result, {"task", "data_fingerprint"});
       const std::string key = string_at(result, "task", "name") + " " + string_at(result, "task", "manifest_sha256");
@@ -362,7 +389,6 @@ Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const s
       }
       hint_notes[file.string()] = string_at(result, "task", "name") + ": optimizer hints (" + words + ")";
     }
-    result["division"] = report.division;  // what verify established, not what the file claims
     if (report.release) {
       // The release comes from the manifest hash; older or annotated ones are said next to the score.
       const OfficialManifest& r = *report.release;
@@ -371,14 +397,6 @@ Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const s
       if (!r.note.empty()) note += (note.empty() ? "release " + r.release + ": " : ": ") + r.note;
       if (!note.empty()) release_notes[file.string()] = string_at(result, "task", "name") + ": " + note;
     }
-    // Path-X's FAIL mark pools correct counts over task.examples.test: a count
-    // the result's own data cannot have is refused, with the reason shown.
-    if (string_at(result, "task", "name") == "pathx")
-      if (auto why = pathx_count_problem(result)) {
-        board.invalid.push_back({file.string(), string_at(result, "plugin", "name"), "pathx",
-                                 string_at(result, "division", nullptr), {*why}});
-        continue;
-      }
     // A closed entry is scored over the official trial seeds only; others are named, not averaged.
     if (report.division == "closed") {
       const std::string task = string_at(result, "task", "name");
