@@ -220,6 +220,32 @@ TEST_F(LeaderboardVerifiers, ATrustedFailingReportListsTheResultAsInvalid) {
   EXPECT_NE(reasons.find("signed by trusted verifier " + key_id("maintainer")), std::string::npos) << reasons;
 }
 
+// A baseline (leaderboard --baselines) that a trusted verifier's re-evaluation
+// failed is refused like one that fails verify (exit 5, nothing written);
+// with a passing report beside it, it is a baseline row credited with it.
+TEST_F(LeaderboardVerifiers, ABaselineThatATrustedReEvaluationFailedIsRefused) {
+  write_result("entry");
+  const json b = write_result("baseline/transformer");
+  write_report("baseline/transformer", report(b, false), "maintainer");
+  fs::remove_all(site());
+  const std::string args = "leaderboard " + (results() / "entry").string() + " --out " + site().string() +
+                           " --trusted-verifiers " + keys("maintainer").string() + " --baselines " +
+                           (results() / "baseline").string();
+  auto o = lrahost(args);
+  EXPECT_EQ(o.code, 5) << o.output;
+  EXPECT_NE(o.output.find("failed a trusted re-evaluation"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find((results() / "baseline" / "transformer" / "result.json").string()), std::string::npos)
+      << o.output;
+  EXPECT_FALSE(fs::exists(site()));
+
+  write_report("baseline/transformer", report(b, true), "maintainer");
+  o = lrahost(args);
+  ASSERT_EQ(o.code, 0) << o.output;
+  const json j = board_json();
+  ASSERT_EQ(j["open_baselines"].size(), 1u) << j.dump(2);
+  EXPECT_EQ(j["open_baselines"][0]["checks"]["reevaluated"], 1) << j.dump(2);
+}
+
 TEST_F(LeaderboardVerifiers, ATrustedReportOfAnotherResultIsUnverifiedHere) {
   const json a = write_result("a");
   json other = *base_;
