@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_harness.h"
+#include "log_wait.h"
 #include "tiny_run.h"
 #include "manifest/manifest.h"
 #include "manifest/official_data.h"
@@ -156,18 +157,9 @@ TEST(ClosedTrust, AdversarialAClosedClaimCannotChooseItsReferenceModelOrRatio) {
 // The division an official run logs before its first step (the run itself is not needed).
 std::string official_run_start(const std::string& args, const fs::path& dir) {
   fs::create_directories(dir);
-  const fs::path log = dir / "run.out";
-  const pid_t pid = spawn_lrahost("run --plugin transformer --preset official --threads 2 " + args + " --out " +
-                                      (dir / "run").string(), log);
-  if (pid <= 0) return "";
-  std::string out;
-  for (int i = 0; i < 1800 && !has(out, "mixer options:"); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    out = read_text(log);
-  }
-  kill(pid, SIGKILL);
-  waitpid(pid, nullptr, 0);
-  return out;
+  return lrahost_log_until("run --plugin transformer --preset official --threads 2 " + args + " --out " +
+                               (dir / "run").string(),
+                           dir / "run.out", "mixer options:");
 }
 
 TEST(ClosedTrust, AnOfficialRunOnNonOfficialDataIsOpenFromTheStart) {

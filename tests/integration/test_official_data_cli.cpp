@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "cli_harness.h"
+#include "log_wait.h"
 #include "manifest/official_data.h"
 #include "manifest/releases.h"
 
@@ -29,16 +30,10 @@ TEST(OfficialData, EveryReleasedManifestHasARow) {
 // Starts the official run, reads the fingerprint it logs once its data are
 // loaded (generated on first use), and stops it there.
 std::string official_run_fingerprint(const std::string& task, const TempDir& d) {
-  const auto log = d.path() / (task + ".out");
-  const pid_t pid = spawn_lrahost("run --plugin transformer --task " + task + " --preset official --threads 2 "
-                                  "--data-dir " + d.str() + " --out " + (d.path() / task).string(), log);
-  std::string out;
-  for (int i = 0; i < 3000 && out.find("data fingerprint: ") == std::string::npos; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    out = read_text(log);
-  }
-  kill(pid, SIGKILL);
-  waitpid(pid, nullptr, 0);
+  const std::string out = lrahost_log_until("run --plugin transformer --task " + task +
+                                                " --preset official --threads 2 --data-dir " + d.str() + " --out " +
+                                                (d.path() / task).string(),
+                                            d.path() / (task + ".out"), "data fingerprint: ");
   const auto at = out.find("data fingerprint: ");
   if (at == std::string::npos) return "(not logged) " + out;
   return out.substr(at + 18, 71);
