@@ -1,15 +1,11 @@
 // Issue 16: "closed" is reached only by the official protocol. Each test is
 // an attack a dishonest submitter (or a careless one) could try; each must be
 // refused, naming the field.
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <set>
 #include <tuple>
 #include <filesystem>
-#include <thread>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

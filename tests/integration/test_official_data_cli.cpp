@@ -3,11 +3,7 @@
 // official` computes today (the generators have not drifted). ListOps and
 // Pathfinder are regenerated here (about 5 s and 25 s on 2 cores); Path-X
 // (200,000 images of 128x128) is checked by scripts/official-fingerprints.
-#include <signal.h>
-#include <sys/wait.h>
 
-#include <chrono>
-#include <thread>
 
 #include <gtest/gtest.h>
 
