@@ -23,6 +23,7 @@ struct BenchArgs {
   std::string task, preset = "official";
   std::string reference;  // --task with --reference NAME: the runs `run --reference NAME` would make ("" = none)
   int64_t micro_batch = 0;
+  int64_t eval_pass_factor = 1;  // --task: evaluation timed in passes this many times as large as run's
   std::vector<std::string> accuracy;             // result.json files: accuracy for the speed/accuracy chart
   std::vector<std::string> report;               // bench.json files to merge into reports (nothing measured)
   // --decode: generation speed and memory per sequence after contexts of

@@ -5,11 +5,11 @@
 #include <functional>
 #include <vector>
 
-#include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/adamw.h>
 
 #include "common/text.h"
 #include "device/device.h"
+#include "train/adamw.h"
 #include "train/autocast.h"
 #include "train/trainer.h"
 
@@ -91,7 +91,7 @@ BenchPoint measure_training_steps(const std::string& plugin, const MixerFactory&
     BenchModel b(make_mixer, length, o.batch, o);
     p.params = count_parameters(*b.model);
     b.model->train();
-    torch::optim::AdamW opt(b.model->parameters(), adamw_options(o.train).lr(1e-4));
+    HostAdamW opt({torch::optim::OptimizerParamGroup(b.model->parameters())}, adamw_options(o.train).lr(1e-4));
     const int64_t micro = o.micro_batch > 0 ? std::min(o.micro_batch, o.batch) : o.batch;
     const bool bf16 = o.bf16 && o.device.is_cuda();
     // As the trainer's step: summed loss over each micro-batch / the batch, accumulated.
@@ -104,7 +104,7 @@ BenchPoint measure_training_steps(const std::string& plugin, const MixerFactory&
                     o.batch;
         loss.backward();
       }
-      if (o.train.grad_clip > 0) torch::nn::utils::clip_grad_norm_(b.model->parameters(), o.train.grad_clip);
+      if (o.train.grad_clip > 0) clip_grad_norm(b.model->parameters(), o.train.grad_clip);
       opt.step();
     };
     p.repetition_steps_per_s = time_repetitions(step, o);

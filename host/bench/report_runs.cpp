@@ -59,6 +59,7 @@ nlohmann::json run_estimates_json(const std::vector<TaskRunEstimate>& runs) {
         {"training", bench_points_json({r.train})[0]},
         {"micro_batch", r.micro_batch},
         {"eval_batch", r.eval_batch},
+        {"eval_pass", r.eval_pass},
         {"eval_batches_per_s", r.eval_batches_per_s},
         {"splits", {{"train", r.splits.train}, {"val", r.splits.val}, {"test", r.splits.test}, {"source", r.splits.source}}},
         {"schedule",

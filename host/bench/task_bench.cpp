@@ -112,7 +112,15 @@ void measure(Planned& x, const BenchArgs& a, const c10::Device& device, spdlog::
   o.batch = m.train.batch_size;
   o.micro_batch = x.estimate.micro_batch;
   o.eval_batch = evaluation_pass(o.micro_batch, o.batch, m.train.eval_batch_size);  // as `run` evaluates
-  const int64_t passes_per_batch = (m.train.eval_batch_size + o.eval_batch - 1) / o.eval_batch;
+  o.eval_batch *= a.eval_pass_factor;  // larger passes than run's, timed (--eval-pass-factor)
+  x.estimate.eval_pass = o.eval_batch;
+  // Evaluation batches (eval_batch_size examples) per pass: a pass smaller
+  // than the batch costs as a full pass each (the last one too); a larger one
+  // evaluates several batches at once.
+  const double batches_per_pass =
+      o.eval_batch >= m.train.eval_batch_size
+          ? static_cast<double>(o.eval_batch) / static_cast<double>(m.train.eval_batch_size)
+          : 1.0 / static_cast<double>((m.train.eval_batch_size + o.eval_batch - 1) / o.eval_batch);
   o.warmup = a.warmup;
   o.steps = a.steps;
   o.repeats = a.repeats;
@@ -128,7 +136,7 @@ void measure(Planned& x, const BenchArgs& a, const c10::Device& device, spdlog::
   }
   if (e.train.status == "ok") {
     try {
-      e.eval_batches_per_s = measure_evaluation_batches(factory, m.model.max_len, o) / passes_per_batch;
+      e.eval_batches_per_s = measure_evaluation_batches(factory, m.model.max_len, o) * batches_per_pass;
     } catch (const std::exception& err) {
       e.train.status = is_out_of_memory(err) ? "oom" : "error";
       e.train.error = "evaluation batch of " + std::to_string(o.eval_batch) + ": " + text::first_line(err.what());

@@ -22,7 +22,7 @@ struct TaskRunEstimate {
   std::string plugin, task, preset, manifest;  // manifest: its name, e.g. "lra-v1/listops"
   std::string release;                         // e.g. "lra-v1.2"; "" when not a released manifest
   std::string configuration;                   // --reference: the configuration's entry in words, else ""
-  int64_t micro_batch = 0, eval_batch = 0, seeds = 1;
+  int64_t micro_batch = 0, eval_batch = 0, eval_pass = 0, seeds = 1;  // eval_pass: examples per forward pass
   BenchPoint train;                            // the training-step measurement (status, steps/s, memory, MFU)
   double eval_batches_per_s = 0;               // 0 when not measured (training failed)
   SplitSizes splits;

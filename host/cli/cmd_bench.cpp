@@ -9,6 +9,7 @@
 #include "cli/console_log.h"
 #include "common/dir_lock.h"
 #include "device/device.h"
+#include "manifest/manifest.h"
 #include "train/trainer.h"
 
 namespace lra::host {
@@ -56,6 +57,11 @@ void add_bench_command(CLI::App& app, CommandSlot& slot) {
       ->needs(task);
   b->add_option("--micro-batch", a->micro_batch,
                 "With --task: accumulate gradients over micro-batches of this size, as run --micro-batch")
+      ->needs(task);
+  b->add_option("--eval-pass-factor", a->eval_pass_factor,
+                "With --task: time evaluation in forward passes this many times as large as run's "
+                "(eval_batch_size, or the micro-batch); the prediction counts the batches they cover")
+      ->check(CLI::Range(int64_t{1}, int64_t{64}))
       ->needs(task);
   auto* decode = b->add_flag("--decode", a->decode,
                               "Generation instead of training: tokens/s, latency per token and memory per sequence "

@@ -7,12 +7,12 @@
 
 #include <c10/util/Exception.h>
 #include <spdlog/fmt/fmt.h>
-#include <torch/nn/utils/clip_grad.h>
 
 #include "common/out_of_memory.h"
 #include "common/plugin_calls.h"
 #include "lra/status.h"
 #include "train/checkpoint.h"
+#include "train/adamw.h"
 #include "train/lr_schedule.h"
 
 namespace lra::host {
@@ -152,7 +152,7 @@ TrainingLoopResult run_training_loop(torch::nn::Module& model, TrainingObjective
       lr_factor.push_back(g.lr_factor);
     }
   }
-  torch::optim::AdamW opt(std::move(param_groups), adamw_options(t));
+  HostAdamW opt(std::move(param_groups), adamw_options(t));
   const LrSchedule schedule(t);
   const auto dev_double = torch::TensorOptions().dtype(torch::kDouble).device(o.device);
   LoopState s{{torch::zeros({}, dev_double), torch::zeros({}, dev_double), 0}, {}};
@@ -191,8 +191,9 @@ TrainingLoopResult run_training_loop(torch::nn::Module& model, TrainingObjective
         if (p.grad().defined()) grads.push_back(p.grad());
       o.dist->all_reduce_sum(grads);
     }
-    if (t.grad_clip > 0) torch::nn::utils::clip_grad_norm_(model.parameters(), t.grad_clip);
+    if (t.grad_clip > 0) clip_grad_norm(model.parameters(), t.grad_clip);
     opt.step();
+    if (step == r.first_step) log.info("optimizer: {}", opt.kind());
     r.steps = step + 1;
 
     // Validation after every eval_every updates, the last one included (LRA's

@@ -56,6 +56,18 @@ row listops | grep -q "stopped with a checkpoint: at update 100 of" || fail "lis
 "$repo/scripts/gpu-check" --stages build,listopz --out "$tmp/bad" >/dev/null 2>&1
 [[ $? == 2 && ! -e "$tmp/bad" ]] || fail "--stages listopz was not refused with exit 2 before any output"
 
+# The speed items' A/B (asked for by name): four ways, one table.
+"$repo/scripts/gpu-check" --rehearse --build "$build" --stages speed --out "$tmp/speed" >"$tmp/speed.log" 2>&1 ||
+  fail "--stages speed failed: $(tail -5 "$tmp/speed.log"; cat "$tmp/speed/logs/speed.log" 2>/dev/null | tail -20)"
+grep -q "^speed	passed	[0-9]*	listops: fused [0-9.]*x, pad [0-9.]*x, eval x4 [0-9.]*x" "$tmp/speed/stages.tsv" ||
+  fail "speed: $(cat "$tmp/speed/stages.tsv")"
+[[ $(grep -c "^| listops |" "$tmp/speed/speed/speed.md") == 4 ]] || fail "speed.md: $(cat "$tmp/speed/speed/speed.md")"
+/usr/bin/python3 - "$tmp/speed/speed" <<'PY' || fail "the eval x4 way did not time passes 4x as large"
+import json, sys
+run = lambda w: json.load(open(f"{sys.argv[1]}/{w}/bench.json"))["runs"][0]
+sys.exit(0 if run("fused+pad+eval4")["eval_pass"] == 4 * run("fused+pad")["eval_pass"] > 0 else 1)
+PY
+
 # --stages: only the stages asked for, the others not even listed.
 "$repo/scripts/gpu-check" --rehearse --stages suite --out "$tmp/only" >"$tmp/only.log" 2>&1 ||
   fail "--stages suite failed: $(tail -5 "$tmp/only.log")"

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstdlib>
 #include <optional>
 #include <vector>
 
@@ -79,6 +80,24 @@ class CudnnAttentionOff {
 };
 #endif
 
+// SDPA's `scale` argument (LibTorch >= 2.1) lets softmax_attention zero-pad
+// small head dimensions on CUDA (below).
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+#define LRA_SDK_PADS_HEAD_DIMS 1
+#endif
+
+#ifdef LRA_SDK_PADS_HEAD_DIMS
+// Whether softmax_attention pads small head dimensions on CUDA (below);
+// LRA_PAD_HEAD_DIM=0 turns it off, for A/B measurements.
+inline bool pad_small_head_dims() {
+  static const bool on = [] {
+    const char* v = std::getenv("LRA_PAD_HEAD_DIM");
+    return !(v && v[0] == '0' && v[1] == '\0');
+  }();
+  return on;
+}
+#endif
+
 inline at::Tensor softmax_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                     const at::Tensor& key_mask, bool causal, double dropout_p,
                                     bool training, at::Tensor* probs_out = nullptr,
@@ -114,6 +133,21 @@ inline at::Tensor softmax_attention(const at::Tensor& q, const at::Tensor& k, co
     {
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
       CudnnAttentionOff cudnn_off(mask.has_value() && q.is_cuda() && k.size(2) % 128 == 64);
+#endif
+#ifdef LRA_SDK_PADS_HEAD_DIMS
+      // Head dimensions that are not a multiple of 8 (Pathfinder's 4) are
+      // refused by the fused CUDA kernels in half precision, and the call fell
+      // back to the L x L math kernel. Zero columns change no dot product, so
+      // q, k and v are padded to the next multiple of 8 (the scale kept at
+      // 1/sqrt(Dh)) and the output's padding cut off.
+      const int64_t pad_qk = (8 - q.size(-1) % 8) % 8, pad_v = (8 - v.size(-1) % 8) % 8;
+      if (q.is_cuda() && (pad_qk || pad_v) && pad_small_head_dims()) {
+        const auto padded = [](const at::Tensor& t, int64_t n) { return n ? at::constant_pad_nd(t, {0, n}) : t; };
+        out = at::scaled_dot_product_attention(padded(q, pad_qk), padded(k, pad_qk), padded(v, pad_v), mask,
+                                               training ? dropout_p : 0.0, is_causal,
+                                               1.0 / std::sqrt(static_cast<double>(q.size(-1))))
+                  .narrow(-1, 0, v.size(-1));
+      } else
 #endif
       out = at::scaled_dot_product_attention(q, k, v, mask, training ? dropout_p : 0.0, is_causal);
     }

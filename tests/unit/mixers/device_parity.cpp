@@ -19,10 +19,13 @@
 #include <cstdlib>
 #include <iostream>
 #include <random>
+#include <sstream>
 
 #include <ATen/Context.h>
 #include <spdlog/sinks/null_sink.h>
 #include <torch/cuda.h>
+#include <torch/nn/utils/clip_grad.h>
+#include <torch/serialize/archive.h>
 
 #include <lra/attention.h>
 
@@ -31,6 +34,7 @@
 #include "model/backbone.h"
 #include "plugins/mixer_factory.h"
 #include "plugins/mixer_options.h"
+#include "train/adamw.h"
 #include "train/autocast.h"
 #include "train/trainer.h"
 
@@ -176,13 +180,18 @@ TEST_F(DeviceParity, EveryBuiltInMixerGivesTheCpusOutputsAndGradients) {
 // The SDK's masked softmax attention (the fused kernel under LibTorch 2.x) at
 // lengths around the one where cuDNN's backward goes wrong on Hopper (64 mod
 // 128, lra/attention.h): output and the gradients of q, k and v, one example
-// padded to two thirds.
+// padded to two thirds. Head dimension 32, and 4 and 12 (Pathfinder's is 4),
+// which the SDK zero-pads to a multiple of 8 on CUDA.
 TEST_F(DeviceParity, TheSdksMaskedAttentionGivesTheCpusGradientsAtEveryLength) {
+  std::vector<std::pair<int64_t, int64_t>> cases;  // length, head dimension
+  for (const int64_t L : {63, 64, 65, 100, 128, 192, 320, 1001, 1025}) cases.emplace_back(L, 32);
+  for (const int64_t L : {64, 1025}) cases.emplace_back(L, 4);
+  cases.emplace_back(100, 12);
   for (const Precision& p : precisions())
-    for (const int64_t L : {63, 64, 65, 100, 128, 192, 320, 1001, 1025}) {
-      SCOPED_TRACE("length " + std::to_string(L) + ", " + p.name);
+    for (const auto& [L, dh] : cases) {
+      SCOPED_TRACE("length " + std::to_string(L) + ", head dimension " + std::to_string(dh) + ", " + p.name);
       torch::manual_seed(L);
-      const auto q = torch::randn({2, 2, L, 32}), k = torch::randn({2, 2, L, 32}), v = torch::randn({2, 2, L, 32});
+      const auto q = torch::randn({2, 2, L, dh}), k = torch::randn({2, 2, L, dh}), v = torch::randn({2, 2, L, dh});
       const auto mask = lengths_mask(L, {L, 2 * L / 3});
       const auto real = mask.unsqueeze(1).unsqueeze(-1).expand_as(q);
       const auto probe = torch::randn(q.sizes()) * real;
@@ -203,7 +212,8 @@ TEST_F(DeviceParity, TheSdksMaskedAttentionGivesTheCpusGradientsAtEveryLength) {
       EXPECT_TRUE(agree("gradient of q", b[1], a[1], p.values, worst));
       EXPECT_TRUE(agree("gradient of k", b[2], a[2], p.values, worst));
       EXPECT_TRUE(agree("gradient of v", b[3], a[3], p.values, worst));
-      std::cout << "[  parity  ] softmax_attention, length " << L << " (" << p.name << "): largest difference "
+      std::cout << "[  parity  ] softmax_attention, length " << L << ", head dimension " << dh << " (" << p.name
+                << "): largest difference "
                 << worst << " of the tolerance\n";
     }
 }
@@ -305,6 +315,66 @@ TEST_F(DeviceParity, TheHostsTrainingStepsGiveTheCpusLossesAndParameters) {
                 << ", largest difference " << worst << " of the tolerance\n";
     }
   }
+}
+
+// The host's optimizer step (train/adamw.h: fused AdamW and foreach clipping
+// on CUDA) against LibTorch's AdamW and clip_grad_norm_ on the CPU: two
+// groups (one without weight decay), a parameter without a gradient, gradients
+// large enough to be clipped and small enough not to be, and a resume halfway
+// (the optimizer state saved and loaded into a new optimizer, as checkpoints do).
+TEST_F(DeviceParity, TheHostsOptimizerStepGivesTheCpusAdamW) {
+  torch::manual_seed(11);
+  std::vector<torch::Tensor> init = {torch::randn({64, 32}), torch::randn({32}), torch::randn({7, 5, 3}), torch::randn({4})};
+  auto make = [&](const torch::Device& device) {
+    std::vector<torch::Tensor> ps;
+    for (const auto& t : init) ps.push_back(t.clone().to(device).requires_grad_(true));
+    return ps;
+  };
+  auto groups_of = [](const std::vector<torch::Tensor>& ps) {
+    std::vector<torch::optim::OptimizerParamGroup> g;
+    g.emplace_back(std::vector<torch::Tensor>{ps[0], ps[1]});
+    auto no_decay = std::make_unique<torch::optim::AdamWOptions>(
+        torch::optim::AdamWOptions(1e-2).betas({0.9, 0.98}).eps(1e-9).weight_decay(0.0));
+    g.emplace_back(std::vector<torch::Tensor>{ps[2], ps[3]}, std::move(no_decay));
+    return g;
+  };
+  const auto options = torch::optim::AdamWOptions(1e-2).betas({0.9, 0.98}).eps(1e-9).weight_decay(0.1);
+  auto ref = make(torch::kCPU), dev = make(device_);
+  torch::optim::AdamW ref_opt(groups_of(ref), options);
+  auto dev_opt = std::make_unique<host::HostAdamW>(groups_of(dev), options);
+  for (int step = 0; step < 6; ++step) {
+    if (step == 3) {  // a checkpoint and a resume
+      std::stringstream saved;
+      {
+        torch::serialize::OutputArchive out;
+        dev_opt->save(out);
+        out.save_to(saved);
+      }
+      dev_opt = std::make_unique<host::HostAdamW>(groups_of(dev), options);
+      torch::serialize::InputArchive in;
+      in.load_from(saved, device_);
+      dev_opt->load(in);
+    }
+    const double size = step % 2 ? 10.0 : 0.01;  // clipped, then not
+    for (size_t i = 0; i < ref.size(); ++i) {
+      if (i == 3 && step < 2) continue;  // no gradient yet: AdamW leaves it alone
+      const auto g = torch::randn(init[i].sizes()) * size;
+      ref[i].mutable_grad() = g.clone();
+      dev[i].mutable_grad() = g.to(device_);
+    }
+    torch::nn::utils::clip_grad_norm_(ref, 1.0);
+    ref_opt.step();
+    host::clip_grad_norm(dev, 1.0);
+    dev_opt->step();
+  }
+  std::cout << "[  parity  ] optimizer step: " << dev_opt->kind() << "\n";
+  if (device_.is_cuda() && host::fused_optimizer_compiled()) EXPECT_EQ(dev_opt->kind(), "fused AdamW (CUDA)");
+  double worst = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    EXPECT_TRUE(agree("parameter " + std::to_string(i), dev[i].detach(), ref[i].detach(), kFloat32.parameters, worst));
+    EXPECT_GT((ref[i] - init[i]).abs().max().item<double>(), 1e-3) << "parameter " << i << " did not move";
+  }
+  std::cout << "[  parity  ] optimizer step: largest difference " << worst << " of the tolerance\n";
 }
 
 // Last in the file, so that a plain run of the executable tests the rest

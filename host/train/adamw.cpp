@@ -1,0 +1,148 @@
+#include "train/adamw.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <sstream>
+#include <type_traits>
+
+#include <ATen/ATen.h>
+#include <torch/nn/utils/clip_grad.h>
+#include <torch/version.h>
+
+// `_fused_adamw_` and the Tensor overload of `_foreach_mul_` arrived in 2.1.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+#define LRA_FUSED_OPTIMIZER 1
+#endif
+
+namespace lra::host {
+
+bool fused_optimizer_compiled() {
+#ifdef LRA_FUSED_OPTIMIZER
+  return true;
+#else
+  return false;
+#endif
+}
+
+namespace {
+// AdamW's own key for a parameter's state: the TensorImpl's address, as a
+// string in LibTorch 1.x ("0x..."), as the pointer itself in later releases.
+template <class Map>
+typename Map::key_type state_key(const Map&, const at::Tensor& p) {
+  using Key = typename Map::key_type;
+  if constexpr (std::is_same_v<Key, std::string>) {
+    std::ostringstream s;
+    s << static_cast<const void*>(p.unsafeGetTensorImpl());
+    return s.str();
+  } else {
+    return static_cast<Key>(p.unsafeGetTensorImpl());
+  }
+}
+
+bool fused_wanted() {
+  const char* v = std::getenv("LRA_FUSED_OPTIMIZER");
+  return fused_optimizer_compiled() && !(v && std::strcmp(v, "0") == 0);
+}
+}  // namespace
+
+HostAdamW::HostAdamW(std::vector<torch::optim::OptimizerParamGroup> groups, torch::optim::AdamWOptions defaults)
+    : torch::optim::AdamW(std::move(groups), std::move(defaults)), enabled_(fused_wanted()) {}
+
+std::string HostAdamW::kind() const { return last_fused_ ? "fused AdamW (CUDA)" : "AdamW"; }
+
+bool HostAdamW::fused_ready() {
+  if (!enabled_) return false;
+  std::optional<c10::Device> device;
+  for (const auto& group : param_groups()) {
+    if (static_cast<const torch::optim::AdamWOptions&>(group.options()).amsgrad()) return false;
+    for (const auto& p : group.params()) {
+      if (!p.is_cuda() || p.scalar_type() != at::kFloat || p.is_sparse()) return false;
+      if (p.grad().defined() && (p.grad().is_sparse() || p.grad().scalar_type() != at::kFloat)) return false;
+      if (device && *device != p.device()) return false;
+      device = p.device();
+    }
+  }
+  return device.has_value();
+}
+
+torch::Tensor HostAdamW::step(LossClosure closure) {
+  last_fused_ = fused_ready();
+  if (!last_fused_) return torch::optim::AdamW::step(std::move(closure));
+  torch::Tensor loss;
+  if (closure) {
+    c10::AutoGradMode grad_on(true);
+    loss = closure();
+  }
+  fused_step();
+  return loss;
+}
+
+void HostAdamW::fused_step() {
+#ifdef LRA_FUSED_OPTIMIZER
+  c10::NoGradGuard no_grad;
+  for (auto& group : param_groups()) {
+    const auto& o = static_cast<const torch::optim::AdamWOptions&>(group.options());
+    std::vector<at::Tensor> params, grads, exp_avgs, exp_avg_sqs, steps;
+    for (auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      void* impl = p.unsafeGetTensorImpl();
+      const auto key = state_key(state_, p);
+      auto it = state_.find(key);
+      if (it == state_.end()) {  // as AdamW::step initialises a parameter's state
+        auto st = std::make_unique<torch::optim::AdamWParamState>();
+        st->step(0);
+        st->exp_avg(at::zeros_like(p, at::MemoryFormat::Preserve));
+        st->exp_avg_sq(at::zeros_like(p, at::MemoryFormat::Preserve));
+        it = state_.emplace(key, std::move(st)).first;
+      }
+      auto& st = static_cast<torch::optim::AdamWParamState&>(*it->second);
+      auto& [count, mirrored] = step_tensors_[impl];
+      // A fresh parameter, or state replaced since (a checkpoint load): the
+      // device counter starts again from AdamW's own.
+      if (!count.defined() || count.device() != p.device() || mirrored != st.step())
+        count = at::scalar_tensor(static_cast<double>(st.step()), p.options().dtype(at::kFloat));
+      st.step(st.step() + 1);  // the host's copy, without reading the device
+      mirrored = st.step();
+      params.push_back(p);
+      grads.push_back(p.grad());
+      exp_avgs.push_back(st.exp_avg());
+      exp_avg_sqs.push_back(st.exp_avg_sq());
+      steps.push_back(count);
+    }
+    if (params.empty()) continue;
+    at::_foreach_add_(steps, 1);  // the kernel reads the count after this update, as AdamW's
+    at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, steps, o.lr(),
+                      std::get<0>(o.betas()), std::get<1>(o.betas()), o.weight_decay(), o.eps(),
+                      /*amsgrad=*/false, /*maximize=*/false);
+  }
+#endif
+}
+
+void clip_grad_norm(const std::vector<at::Tensor>& params, double max_norm) {
+#ifdef LRA_FUSED_OPTIMIZER
+  std::vector<at::Tensor> grads;
+  bool fused = fused_wanted();
+  for (const auto& p : params) {
+    if (!p.grad().defined()) continue;
+    const auto& g = p.grad();
+    if (!g.is_cuda() || g.is_sparse() || g.scalar_type() != at::kFloat ||
+        (!grads.empty() && grads.front().device() != g.device()))
+      fused = false;
+    grads.push_back(g);
+  }
+  if (fused && !grads.empty()) {
+    c10::NoGradGuard no_grad;
+    // clip_grad_norm_'s arithmetic: the 2-norm of the per-tensor 2-norms,
+    // scale = min(1, max_norm / (norm + 1e-6)), applied to every gradient.
+    const auto norms = at::_foreach_norm(grads, 2);
+    const auto total = at::linalg_vector_norm(at::stack(norms), 2);
+    const auto scale = (total + 1e-6).reciprocal().mul(max_norm).clamp_max(1.0);
+    at::_foreach_mul_(grads, scale);
+    return;
+  }
+#endif
+  torch::nn::utils::clip_grad_norm_(params, max_norm);
+}
+
+}  // namespace lra::host
