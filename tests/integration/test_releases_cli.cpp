@@ -24,6 +24,19 @@ TEST(ReleasesCli, TheMeasuredListOpsResultVerifiesUnderItsRelease) {
   EXPECT_NE(v.output.find("submission (1 result): closed, valid"), std::string::npos) << v.output;
 }
 
+// docs/measured/: the official ListOps run on an H200 under lra-v1.2 (one seed,
+// fused optimizer step, resumed once with --resume). The result is closed and
+// valid; alone it is an incomplete submission (rules.seeds asks for 0, 1, 2).
+TEST(ReleasesCli, TheMeasuredH200ListOpsResultVerifiesClosedUnderLraV12) {
+  const std::string file = std::string(LRA_SOURCE_DIR) + "/docs/measured/listops-official-transformer-h200.result.json";
+  auto v = lrahost("verify " + file);
+  EXPECT_NE(v.output.find("listops-official-transformer-h200.result.json: closed (release lra-v1.2), valid"),
+            std::string::npos)
+      << v.output;
+  EXPECT_NE(v.output.find("seeds incomplete: missing 1, 2 of 0, 1, 2"), std::string::npos) << v.output;
+  EXPECT_NE(v.code, 0) << "an incomplete submission must not verify as a whole: " << v.output;
+}
+
 // An open run under a released manifest still names the release of its bytes;
 // a smoke manifest is no release.
 TEST(ReleasesCli, RunsRecordTheReleaseTheirManifestBelongsTo) {
