@@ -40,30 +40,46 @@ typename Map::key_type state_key(const Map&, const at::Tensor& p) {
   }
 }
 
+// Compiled in and not turned off (LRA_FUSED_OPTIMIZER=0); read once per process.
 bool fused_wanted() {
-  const char* v = std::getenv("LRA_FUSED_OPTIMIZER");
-  return fused_optimizer_compiled() && !(v && std::strcmp(v, "0") == 0);
+  static const bool wanted = [] {
+    const char* v = std::getenv("LRA_FUSED_OPTIMIZER");
+    return fused_optimizer_compiled() && !(v && std::strcmp(v, "0") == 0);
+  }();
+  return wanted;
+}
+
+// What the fused kernels take: dense float32 tensors, all on one CUDA device.
+bool fusable(const std::vector<at::Tensor>& tensors) {
+  for (const auto& t : tensors)
+    if (!t.is_cuda() || t.is_sparse() || t.scalar_type() != at::kFloat || t.device() != tensors.front().device())
+      return false;
+  return !tensors.empty();
+}
+
+// The gradients that exist, in order.
+std::vector<at::Tensor> defined_grads(const std::vector<at::Tensor>& params) {
+  std::vector<at::Tensor> grads;
+  for (const auto& p : params)
+    if (p.grad().defined()) grads.push_back(p.grad());
+  return grads;
 }
 }  // namespace
 
 HostAdamW::HostAdamW(std::vector<torch::optim::OptimizerParamGroup> groups, torch::optim::AdamWOptions defaults)
-    : torch::optim::AdamW(std::move(groups), std::move(defaults)), enabled_(fused_wanted()) {}
+    : torch::optim::AdamW(std::move(groups), std::move(defaults)) {}
 
 std::string HostAdamW::kind() const { return last_fused_ ? "fused AdamW (CUDA)" : "AdamW"; }
 
-bool HostAdamW::fused_ready() {
-  if (!enabled_) return false;
-  std::optional<c10::Device> device;
+bool HostAdamW::fused_ready() const {
+  if (!fused_wanted()) return false;
+  std::vector<at::Tensor> params;
   for (const auto& group : param_groups()) {
     if (static_cast<const torch::optim::AdamWOptions&>(group.options()).amsgrad()) return false;
-    for (const auto& p : group.params()) {
-      if (!p.is_cuda() || p.scalar_type() != at::kFloat || p.is_sparse()) return false;
-      if (p.grad().defined() && (p.grad().is_sparse() || p.grad().scalar_type() != at::kFloat)) return false;
-      if (device && *device != p.device()) return false;
-      device = p.device();
-    }
+    params.insert(params.end(), group.params().begin(), group.params().end());
   }
-  return device.has_value();
+  const auto grads = defined_grads(params);
+  return fusable(params) && (grads.empty() || fusable(grads));
 }
 
 torch::Tensor HostAdamW::step(LossClosure closure) {
@@ -121,25 +137,18 @@ void HostAdamW::fused_step() {
 
 void clip_grad_norm(const std::vector<at::Tensor>& params, double max_norm) {
 #ifdef LRA_FUSED_OPTIMIZER
-  std::vector<at::Tensor> grads;
-  bool fused = fused_wanted();
-  for (const auto& p : params) {
-    if (!p.grad().defined()) continue;
-    const auto& g = p.grad();
-    if (!g.is_cuda() || g.is_sparse() || g.scalar_type() != at::kFloat ||
-        (!grads.empty() && grads.front().device() != g.device()))
-      fused = false;
-    grads.push_back(g);
-  }
-  if (fused && !grads.empty()) {
-    c10::NoGradGuard no_grad;
-    // clip_grad_norm_'s arithmetic: the 2-norm of the per-tensor 2-norms,
-    // scale = min(1, max_norm / (norm + 1e-6)), applied to every gradient.
-    const auto norms = at::_foreach_norm(grads, 2);
-    const auto total = at::linalg_vector_norm(at::stack(norms), 2);
-    const auto scale = (total + 1e-6).reciprocal().mul(max_norm).clamp_max(1.0);
-    at::_foreach_mul_(grads, scale);
-    return;
+  if (fused_wanted()) {
+    const auto grads = defined_grads(params);
+    if (fusable(grads)) {
+      c10::NoGradGuard no_grad;
+      // clip_grad_norm_'s arithmetic: the 2-norm of the per-tensor 2-norms,
+      // scale = min(1, max_norm / (norm + 1e-6)), applied to every gradient.
+      const auto norms = at::_foreach_norm(grads, 2);
+      const auto total = at::linalg_vector_norm(at::stack(norms), 2);
+      const auto scale = (total + 1e-6).reciprocal().mul(max_norm).clamp_max(1.0);
+      at::_foreach_mul_(grads, scale);
+      return;
+    }
   }
 #endif
   torch::nn::utils::clip_grad_norm_(params, max_norm);

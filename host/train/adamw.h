@@ -41,10 +41,9 @@ class HostAdamW : public torch::optim::AdamW {
   std::string kind() const;
 
  private:
-  bool fused_ready();  // every parameter float32 on one CUDA device, and enabled
+  bool fused_ready() const;  // every parameter float32 on one CUDA device, and enabled
   void fused_step();
 
-  bool enabled_;
   bool last_fused_ = false;
   // The fused kernel reads the update count from a device tensor per
   // parameter; mirrored from (and into) AdamW's own integer step.
