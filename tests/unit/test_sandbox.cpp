@@ -53,15 +53,25 @@ SandboxOutcome sh(const std::string& cmd, const fs::path& scratch, const Sandbox
 
 bool contains(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
 
-// How many processes on the host carry `marker` in their command line.
+// A process's command line, or "" once it has exited. Read with read(2), not a stream: a process
+// that exits mid-read makes the read fail with ESRCH, which libstdc++'s filebuf throws (seen in CI).
+std::string cmdline_of(const fs::path& proc_entry) {
+  std::string out;
+  const int fd = open((proc_entry / "cmdline").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  char buf[4096];
+  for (ssize_t got; (got = read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(got));
+  close(fd);
+  return out;
+}
+
+// How many processes on the host carry `marker` in their command line. Processes come and go
+// while /proc is listed (other tests run in parallel), so no step of the listing may throw.
 int processes_with(const std::string& marker) {
   int n = 0;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator("/proc", ec)) {
-    std::ifstream in(e.path() / "cmdline", std::ios::binary);
-    const std::string cmdline{std::istreambuf_iterator<char>(in), {}};
-    n += contains(cmdline, marker);
-  }
+  for (fs::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec))
+    n += contains(cmdline_of(it->path()), marker);
   return n;
 }
 
