@@ -22,6 +22,7 @@
 
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <unordered_set>
 #include <vector>
 
@@ -31,6 +32,7 @@
 #include <torch/csrc/autograd/engine.h>
 #include <torch/csrc/autograd/python_variable.h>
 
+#include <lra/attention.h>
 #include <lra/dropout.h>
 #include <lra/mixer.h>
 
@@ -67,6 +69,48 @@ py::object wrap(const at::Tensor& t) { return py::reinterpret_steal<py::object>(
 
 bool is_tensor(const py::handle& h) { return THPVariable_Check(h.ptr()); }
 
+// The tensor argument `name` of lrahost.softmax_attention: a torch.Tensor, or
+// undefined where None is allowed.
+at::Tensor tensor_arg(const py::object& o, const char* name, bool optional) {
+  if (optional && o.is_none()) return {};
+  if (!is_tensor(o))
+    throw py::type_error(std::string("lrahost.softmax_attention: ") + name + " must be a torch.Tensor" +
+                         (optional ? " or None" : ""));
+  return THPVariable_Unpack(o.ptr());
+}
+
+// lrahost.softmax_attention: the SDK's lra::ops::softmax_attention, so that a
+// Python mixer gets what a C++ one gets from it: LRA's masking, the host's
+// split-invariant attention dropout, and on CUDA the fused kernels with small
+// head dimensions padded and cuDNN's faulty case avoided.
+py::object host_softmax_attention(py::object q, py::object k, py::object v, py::object key_mask, bool causal,
+                                  double dropout_p, bool training, py::object query_mask, bool return_probs) {
+  const auto Q = tensor_arg(q, "q", false), K = tensor_arg(k, "k", false), V = tensor_arg(v, "v", false);
+  const auto key = tensor_arg(key_mask, "key_mask", true), query = tensor_arg(query_mask, "query_mask", true);
+  const auto fail = [](const std::string& what) { throw py::value_error("lrahost.softmax_attention: " + what); };
+  if (Q.dim() != 4 || K.dim() != 4 || V.dim() != 4)
+    fail("q, k and v must be [B, H, L, Dh]; got " + std::to_string(Q.dim()) + ", " + std::to_string(K.dim()) +
+         " and " + std::to_string(V.dim()) + " dimensions");
+  if (K.sizes().slice(0, 3) != V.sizes().slice(0, 3) || Q.size(0) != K.size(0) || Q.size(1) != K.size(1) ||
+      Q.size(3) != K.size(3))
+    fail("q, k and v do not fit together (q [B, H, Lq, Dh], k [B, H, Lk, Dh], v [B, H, Lk, Dv])");
+  for (const auto& [m, name, length] : {std::tuple{key, "key_mask", K.size(2)}, {query, "query_mask", Q.size(2)}})
+    if (m.defined() && (m.scalar_type() != at::kBool || m.dim() != 2 || m.size(0) != Q.size(0) || m.size(1) != length))
+      fail(std::string(name) + " must be a bool tensor [B, L] = [" + std::to_string(Q.size(0)) + ", " +
+           std::to_string(length) + "] (True = a real token)");
+  if (!(dropout_p >= 0.0 && dropout_p < 1.0)) fail("dropout_p must be in [0, 1), got " + std::to_string(dropout_p));
+  at::Tensor probs;
+  at::Tensor out;
+  try {
+    out = lra::ops::softmax_attention(Q, K, V, key, causal, dropout_p, training, return_probs ? &probs : nullptr, {},
+                                      query);
+  } catch (const c10::Error& e) {
+    fail(e.what_without_backtrace());
+  }
+  if (!return_probs) return wrap(out);
+  return py::make_tuple(wrap(out), wrap(probs));
+}
+
 // The `lrahost` module a mixer may import: the host's own operations where a
 // mixer should not use PyTorch's. lrahost.dropout(x, p, training) is the
 // host's inverted dropout (lra/dropout.h): on the CPU its masks come from the
@@ -89,6 +133,12 @@ void add_host_module() {
       py::arg("x"), py::arg("p"), py::arg("training"),
       "Inverted dropout as the host's mixers apply it: in training each element zeroed with probability p, the "
       "rest scaled by 1 / (1 - p); otherwise x itself.");
+  m.def("softmax_attention", &host_softmax_attention, py::arg("q"), py::arg("k"), py::arg("v"),
+        py::arg("key_mask") = py::none(), py::arg("causal") = false, py::arg("dropout_p") = 0.0,
+        py::arg("training") = false, py::arg("query_mask") = py::none(), py::arg("return_probs") = false,
+        "Softmax attention as the built-in transformer computes it (lra/attention.h): q, k, v [B, H, L, Dh]; "
+        "key_mask / query_mask [B, L] bool, True = a real token; a masked query's row is uniform unless causal. "
+        "Returns the output [B, H, Lq, Dv], or (output, probabilities) with return_probs.");
   py::module_::import("sys").attr("modules")["lrahost"] = m;
 }
 

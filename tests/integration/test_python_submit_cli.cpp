@@ -173,6 +173,31 @@ TEST_F(PythonSubmitCli, AnHonestPythonMixerIsBundledAndReevaluatesValidInTheSand
   EXPECT_FALSE(rep2["python"]["same_torch"].get<bool>()) << rep2.dump(2);
 }
 
+// The SDK's example whose attention the host computes (lrahost.softmax_attention,
+// a module the Python plugin provides in-process): it trains, and re-evaluates
+// valid in the sandbox with its sibling module softmax_attention.py staged.
+TEST_F(PythonSubmitCli, TheExampleUsingTheHostsAttentionReevaluatesValidInTheSandbox) {
+  const fs::path src = d_.path() / "src" / "host";
+  fs::create_directories(src);
+  for (const char* f : {"host_attention.py", "softmax_attention.py"})
+    fs::copy_file(fs::path(LRA_SOURCE_DIR) / "sdk" / "examples" / "python" / f, src / f);
+  const fs::path run = d_.path() / "runs" / "host";
+  const auto o = lrahost("run --plugin " + (src / "host_attention.py").string() + ":HostAttention --task listops "
+                         "--preset smoke --threads 2 --seed 0 --data-dir " + data() + " --out " + run.string() +
+                         kFewSteps);
+  ASSERT_EQ(o.code, 0) << o.output;
+  const json result = json::parse(read_text(run / "result.json"));
+  EXPECT_EQ(result["plugin"]["source"]["files"].size(), 2u) << result["plugin"].dump(2);
+  const fs::path bundle = d_.path() / "host.tar";
+  auto s = submit(run, bundle);
+  ASSERT_EQ(s.code, 0) << s.output;
+  auto v = reevaluate(bundle, d_.path() / "checked");
+  ASSERT_EQ(v.code, 0) << v.output;
+  EXPECT_NE(v.output.find("listops-seed-0: re-evaluated, valid"), std::string::npos) << v.output;
+  const json rep = json::parse(read_text(d_.path() / "checked" / "runs" / "listops-seed-0" / "reevaluation.json"));
+  EXPECT_EQ(rep["test"]["recomputed_accuracy"].get<double>(), result["metrics"]["test_accuracy"].get<double>());
+}
+
 TEST_F(PythonSubmitCli, AdversarialSubmitAndVerifyRefuseASourceChangedSinceTheRun) {
   const fs::path src = write_mixer("changed");
   const fs::path run = train(src, "py");

@@ -35,6 +35,8 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string kExample = std::string(LRA_SOURCE_DIR) + "/sdk/examples/python/softmax_attention.py:SoftmaxAttention";
+// The same mixer with its attention computed by the host (lrahost.softmax_attention).
+const std::string kHostExample = std::string(LRA_SOURCE_DIR) + "/sdk/examples/python/host_attention.py:HostAttention";
 std::string fixture(const std::string& spec) { return std::string(LRA_SOURCE_DIR) + "/tests/fixtures/python/" + spec; }
 
 const host::LoadedPlugin& python(const std::string& spec) { return host::load_plugin(spec, LRA_KIND_MIXER); }
@@ -102,8 +104,8 @@ struct Pair {
   std::shared_ptr<lra::Mixer> builtin, py;
 };
 
-Pair pair(const lra::MixerSpec& spec) {
-  Pair p{make_mixer("transformer", spec), make_python(kExample, spec)};
+Pair pair(const lra::MixerSpec& spec, const std::string& example = kExample) {
+  Pair p{make_mixer("transformer", spec), make_python(example, spec)};
   copy_state(*p.builtin, *p.py);
   return p;
 }
@@ -172,6 +174,98 @@ TEST(PythonMixerParity, AttentionDropoutInTrainingDrawsTheTransformersMasks) {
   EXPECT_GT(max_abs_diff(p.py->forward(x, mask), b), 1e-3) << "dropout must act in training only";
 }
 
+// ---- lrahost.softmax_attention: the SDK's attention for Python mixers -------------
+
+// It is the function the built-in calls, so the outputs, probabilities and
+// dropout masks are the built-in's to rounding, forward and backward.
+TEST(PythonHostAttention, EqualsTheTransformerInFloat64ForwardAndBackward) {
+  const auto mask = lengths_mask(40, {40, 23, 6});
+  for (const bool causal : {false, true}) {
+    for (const double rotary : {0.0, 10000.0}) {
+      for (const bool training : {false, true}) {
+        auto spec = small_spec(32, 4, 64, causal);
+        spec.rotary_base = rotary;
+        spec.attention_dropout = 0.25;
+        auto p = pair(spec, kHostExample);
+        p.builtin->to(torch::kFloat64);
+        p.py->to(torch::kFloat64);
+        p.builtin->train(training);
+        p.py->train(training);
+        const std::string where = std::string("causal ") + (causal ? "on" : "off") + ", rotary " +
+                                  std::to_string(rotary) + ", training " + (training ? "on" : "off");
+        for (const bool masked : {true, false}) {
+          const auto x = random_input(3, 40, 32, 7).to(torch::kFloat64);
+          const auto xa = x.clone().requires_grad_(), xb = x.clone().requires_grad_();
+          const auto m = masked ? mask : torch::Tensor();
+          torch::manual_seed(5);
+          const auto a = p.builtin->forward(xa, m);
+          torch::manual_seed(5);
+          const auto b = p.py->forward(xb, m);
+          ASSERT_EQ(b.scalar_type(), torch::kFloat64) << where;
+          EXPECT_LE(max_abs_diff(a, b), 1e-12) << where << ", mask " << masked;
+          const auto w = torch::randn_like(a);
+          (a * w).sum().backward();
+          (b * w).sum().backward();
+          EXPECT_LE(max_abs_diff(xa.grad(), xb.grad()), 1e-12) << where << ", mask " << masked;
+          for (const auto& prm : p.builtin->named_parameters()) {
+            const auto* other = p.py->named_parameters().find(python_name(prm.key()));
+            ASSERT_NE(other, nullptr) << prm.key();
+            EXPECT_LE(max_abs_diff(prm.value().grad(), other->grad()), 1e-12) << prm.key() << ", " << where;
+          }
+          for (auto& prm : p.builtin->parameters()) prm.mutable_grad() = torch::Tensor();
+          for (auto& prm : p.py->parameters()) prm.mutable_grad() = torch::Tensor();
+        }
+        if (training) {  // the dropout acts: evaluation differs from training
+          torch::NoGradGuard g;
+          const auto x = random_input(3, 40, 32, 7).to(torch::kFloat64);
+          const auto b = p.py->forward(x, mask);
+          p.py->eval();
+          EXPECT_GT(max_abs_diff(p.py->forward(x, mask), b), 1e-3) << where;
+        }
+      }
+    }
+  }
+}
+
+TEST(PythonHostAttention, ReturnsTheTransformersProbabilitiesWhenAskedTo) {
+  auto p = pair(small_spec(), kHostExample);
+  p.builtin->set_record_attention(true);
+  p.py->set_record_attention(true);
+  const auto x = random_input(2, 20, 32);
+  const auto mask = lengths_mask(20, {20, 10});
+  torch::NoGradGuard g;
+  const auto a = p.builtin->forward(x, mask), b = p.py->forward(x, mask);
+  EXPECT_LE(max_abs_diff(a, b), 1e-6);
+  ASSERT_TRUE(p.py->last_attention().defined());
+  EXPECT_EQ(p.py->last_attention().sizes(), torch::IntArrayRef({2, 4, 20, 20}));
+  EXPECT_LE(max_abs_diff(p.builtin->last_attention(), p.py->last_attention()), 1e-7);
+}
+
+TEST(PythonHostAttention, BadArgumentsAreNamedInThePythonError) {
+  const std::map<std::string, std::string> expected = {
+      {"not_a_tensor", "TypeError: lrahost.softmax_attention: q must be a torch.Tensor"},
+      {"three_dimensions", "ValueError: lrahost.softmax_attention: q, k and v must be [B, H, L, Dh]; got 3, 4 and 4"},
+      {"float_mask", "ValueError: lrahost.softmax_attention: key_mask must be a bool tensor [B, L] = [2, 8]"},
+      {"short_mask", "ValueError: lrahost.softmax_attention: key_mask must be a bool tensor [B, L] = [2, 8]"},
+      {"dropout_one", "ValueError: lrahost.softmax_attention: dropout_p must be in [0, 1), got 1.0"},
+      {"different_batches", "ValueError: lrahost.softmax_attention: q, k and v do not fit together"},
+  };
+  torch::NoGradGuard g;
+  const auto x = random_input(2, 8, 32);
+  EXPECT_EQ(make_python(fixture("host_ops.py:MisusesHostAttention"), small_spec())->forward(x, {}).sizes(),
+            x.sizes());
+  for (const auto& [misuse, message] : expected) {
+    auto m = make_python(fixture("host_ops.py:MisusesHostAttention"), small_spec(), {{"misuse", misuse}});
+    try {
+      m->forward(x, {});
+      ADD_FAILURE() << misuse << ": no error";
+    } catch (const lra::Error& e) {
+      EXPECT_EQ(e.kind(), lra::ErrorKind::plugin) << misuse;
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << misuse << ": " << e.what();
+    }
+  }
+}
+
 host::ModelConfig tiny_model() {
   host::ModelConfig m{};
   m.layers = 2;
@@ -210,10 +304,11 @@ std::vector<double> train_losses(host::Classifier& model, int steps) {
   return losses;
 }
 
-TEST(PythonMixerParity, WholeModelLossTrajectoryEqualsTheTransformersFor20Steps) {
+// For the example in PyTorch and for the one whose attention the host computes.
+void expect_the_transformers_trajectory(const std::string& example) {
   const auto& transformer = host::load_plugin(std::string(LRA_PLUGIN_DIR) + "/lra_mixer_transformer.so",
                                               LRA_KIND_MIXER);
-  const auto& py = python(kExample);
+  const auto& py = python(example);
   const host::BackboneSpec spec{tiny_model(), 17, 10, 0};
   torch::manual_seed(0);
   host::Classifier a(spec, host::plugin_mixer_factory(transformer, host::resolve_mixer_options(transformer, {})));
@@ -227,7 +322,7 @@ TEST(PythonMixerParity, WholeModelLossTrajectoryEqualsTheTransformersFor20Steps)
     EXPECT_NEAR(la[i], lb[i], 1e-5 * std::max(1.0, std::abs(la[i]))) << "step " << i;
     worst = std::max(worst, std::abs(la[i] - lb[i]));
   }
-  RecordProperty("largest_loss_difference", std::to_string(worst));
+  ::testing::Test::RecordProperty("largest_loss_difference", std::to_string(worst));
   EXPECT_GT(std::abs(la.front() - la.back()), 1e-3) << "the model trained";
   // And the weights they arrive at.
   auto pa = a->named_parameters();
@@ -237,6 +332,14 @@ TEST(PythonMixerParity, WholeModelLossTrajectoryEqualsTheTransformersFor20Steps)
     ASSERT_NE(pa.find(name), nullptr) << name;
     EXPECT_LE(max_abs_diff(*pa.find(name), p.value()), 1e-4) << name;
   }
+}
+
+TEST(PythonMixerParity, WholeModelLossTrajectoryEqualsTheTransformersFor20Steps) {
+  expect_the_transformers_trajectory(kExample);
+}
+
+TEST(PythonHostAttention, WholeModelLossTrajectoryEqualsTheTransformersFor20Steps) {
+  expect_the_transformers_trajectory(kHostExample);
 }
 
 // ---- 7. two files named model.py in one process ------------------------------------

@@ -385,7 +385,9 @@ TEST_F(DeviceParity, ThePythonPluginGivesTheCpusOutputsAndGradients) {
   const auto names = built_mixers();
   if (std::find(names.begin(), names.end(), "python") == names.end())
     GTEST_SKIP() << "no Python plugin in this build (tests/unit/python_mixer.cmake)";
-  for (const Precision& p : precisions()) check_mixer("python", device_, p);
+  // The example in PyTorch, and the one whose attention is the host's (lrahost.softmax_attention).
+  for (const char* example : {"python", "python-host"})
+    for (const Precision& p : precisions()) check_mixer(example, device_, p);
 }
 
 }  // namespace

@@ -64,10 +64,11 @@ std::vector<std::string> built_mixers() {
 
 std::shared_ptr<lra::Mixer> build_mixer(const std::string& name, const lra::MixerSpec& spec,
                                         const lra::Params& options, uint64_t seed) {
-  if (name != "python") return make_mixer(name, spec, options, seed);
-  if (!options.empty()) throw std::invalid_argument("build_mixer: the example Python mixer takes no options");
-  const auto& p = host::load_plugin(
-      std::string(LRA_SOURCE_DIR) + "/sdk/examples/python/softmax_attention.py:SoftmaxAttention", LRA_KIND_MIXER);
+  if (name != "python" && name != "python-host") return make_mixer(name, spec, options, seed);
+  if (!options.empty()) throw std::invalid_argument("build_mixer: the example Python mixers take no options");
+  const std::string example = name == "python" ? "softmax_attention.py:SoftmaxAttention"
+                                               : "host_attention.py:HostAttention";
+  const auto& p = host::load_plugin(std::string(LRA_SOURCE_DIR) + "/sdk/examples/python/" + example, LRA_KIND_MIXER);
   torch::manual_seed(seed);
   std::shared_ptr<lra::Mixer> m;
   const auto st = p.mixer().create(spec, host::resolve_mixer_options(p, {}), &m);

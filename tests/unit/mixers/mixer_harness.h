@@ -34,7 +34,9 @@ std::vector<std::string> built_mixers();
 // make_mixer for a built-in plugin; for "python", the Python plugin running
 // the SDK's example softmax attention (--plugin FILE.py:CLASS with
 // sdk/examples/python/softmax_attention.py:SoftmaxAttention, whose dropout is
-// the host's lrahost.dropout): its default options (`options` must be empty),
+// the host's lrahost.dropout); for "python-host", the same mixer with its
+// attention computed by the host (host_attention.py:HostAttention,
+// lrahost.softmax_attention). Their default options (`options` must be empty),
 // the same seed and eval mode.
 std::shared_ptr<lra::Mixer> build_mixer(const std::string& name, const lra::MixerSpec& spec,
                                         const lra::Params& options = {}, uint64_t seed = 0);
