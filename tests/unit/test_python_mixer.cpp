@@ -207,8 +207,9 @@ TEST(PythonHostAttention, EqualsTheTransformerInFloat64ForwardAndBackward) {
           (a * w).sum().backward();
           (b * w).sum().backward();
           EXPECT_LE(max_abs_diff(xa.grad(), xb.grad()), 1e-12) << where << ", mask " << masked;
+          const auto py_params = p.py->named_parameters();  // find() points into it
           for (const auto& prm : p.builtin->named_parameters()) {
-            const auto* other = p.py->named_parameters().find(python_name(prm.key()));
+            const auto* other = py_params.find(python_name(prm.key()));
             ASSERT_NE(other, nullptr) << prm.key();
             EXPECT_LE(max_abs_diff(prm.value().grad(), other->grad()), 1e-12) << prm.key() << ", " << where;
           }
