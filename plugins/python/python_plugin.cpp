@@ -69,12 +69,12 @@ py::object wrap(const at::Tensor& t) { return py::reinterpret_steal<py::object>(
 
 bool is_tensor(const py::handle& h) { return THPVariable_Check(h.ptr()); }
 
-// The tensor argument `name` of lrahost.softmax_attention: a torch.Tensor, or
-// undefined where None is allowed.
-at::Tensor tensor_arg(const py::object& o, const char* name, bool optional) {
+// The tensor argument `name` of the lrahost function `function`: a
+// torch.Tensor, or undefined where None is allowed.
+at::Tensor tensor_arg(const char* function, const py::object& o, const char* name, bool optional = false) {
   if (optional && o.is_none()) return {};
   if (!is_tensor(o))
-    throw py::type_error(std::string("lrahost.softmax_attention: ") + name + " must be a torch.Tensor" +
+    throw py::type_error(std::string("lrahost.") + function + ": " + name + " must be a torch.Tensor" +
                          (optional ? " or None" : ""));
   return THPVariable_Unpack(o.ptr());
 }
@@ -85,9 +85,10 @@ at::Tensor tensor_arg(const py::object& o, const char* name, bool optional) {
 // head dimensions padded and cuDNN's faulty case avoided.
 py::object host_softmax_attention(py::object q, py::object k, py::object v, py::object key_mask, bool causal,
                                   double dropout_p, bool training, py::object query_mask, bool return_probs) {
-  const auto Q = tensor_arg(q, "q", false), K = tensor_arg(k, "k", false), V = tensor_arg(v, "v", false);
-  const auto key = tensor_arg(key_mask, "key_mask", true), query = tensor_arg(query_mask, "query_mask", true);
-  const auto fail = [](const std::string& what) { throw py::value_error("lrahost.softmax_attention: " + what); };
+  const char* fn = "softmax_attention";
+  const auto Q = tensor_arg(fn, q, "q"), K = tensor_arg(fn, k, "k"), V = tensor_arg(fn, v, "v");
+  const auto key = tensor_arg(fn, key_mask, "key_mask", true), query = tensor_arg(fn, query_mask, "query_mask", true);
+  const auto fail = [fn](const std::string& what) { throw py::value_error(std::string("lrahost.") + fn + ": " + what); };
   if (Q.dim() != 4 || K.dim() != 4 || V.dim() != 4)
     fail("q, k and v must be [B, H, L, Dh]; got " + std::to_string(Q.dim()) + ", " + std::to_string(K.dim()) +
          " and " + std::to_string(V.dim()) + " dimensions");
@@ -125,10 +126,10 @@ void add_host_module() {
   m.def(
       "dropout",
       [](py::object x, double p, bool training) -> py::object {
-        if (!is_tensor(x)) throw py::type_error("lrahost.dropout: x must be a torch.Tensor");
+        const auto t = tensor_arg("dropout", x, "x");
         if (!(p >= 0.0 && p <= 1.0))
           throw py::value_error("lrahost.dropout: p must be in [0, 1], got " + std::to_string(p));
-        return wrap(lra::ops::dropout(THPVariable_Unpack(x.ptr()), p, training));
+        return wrap(lra::ops::dropout(t, p, training));
       },
       py::arg("x"), py::arg("p"), py::arg("training"),
       "Inverted dropout as the host's mixers apply it: in training each element zeroed with probability p, the "

@@ -12,7 +12,7 @@ fused kernels take them.
 Outside the host (plain Python, no `lrahost` module) it computes the same
 thing in PyTorch, through SoftmaxAttention.forward.
 """
-from softmax_attention import SoftmaxAttention, rotary_embed
+from softmax_attention import SoftmaxAttention
 
 try:
     from lrahost import softmax_attention
@@ -24,9 +24,7 @@ class HostAttention(SoftmaxAttention):
     def forward(self, x, mask):
         if softmax_attention is None:
             return super().forward(x, mask)
-        q, k, v = self.split(self.q(x)), self.split(self.k(x)), self.split(self.v(x))
-        if self.rotary_base > 0:
-            q, k = rotary_embed(q, self.rotary_base), rotary_embed(k, self.rotary_base)
+        q, k, v = self.qkv_heads(x)
         # The padding mask masks keys, and queries too (a padded query's row is
         # uniform, as in LRA) unless the mixer runs causally.
         out = softmax_attention(q, k, v, key_mask=mask, causal=self.causal, dropout_p=self.dropout,
@@ -34,4 +32,4 @@ class HostAttention(SoftmaxAttention):
         if self.lra_record_attention:
             out, probs = out
             self.lra_last_attention = probs
-        return self.o(out.transpose(1, 2).reshape(x.shape[0], x.shape[1], -1))
+        return self.merge(out)

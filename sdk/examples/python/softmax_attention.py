@@ -60,10 +60,17 @@ class SoftmaxAttention(torch.nn.Module):
         B, L, _ = t.shape
         return t.view(B, L, self.heads, -1).transpose(1, 2)
 
-    def forward(self, x, mask):
+    def qkv_heads(self, x):  # the queries (rotated), keys (rotated) and values, each [B, H, L, dh]
         q, k, v = self.split(self.q(x)), self.split(self.k(x)), self.split(self.v(x))
         if self.rotary_base > 0:
             q, k = rotary_embed(q, self.rotary_base), rotary_embed(k, self.rotary_base)
+        return q, k, v
+
+    def merge(self, out):  # [B, H, L, dh] -> the output projection of [B, L, H*dh]
+        return self.o(out.transpose(1, 2).reshape(out.shape[0], out.shape[2], -1))
+
+    def forward(self, x, mask):
+        q, k, v = self.qkv_heads(x)
         logits = torch.matmul(q * (1.0 / math.sqrt(q.shape[-1])), k.transpose(-2, -1))  # [B, H, L, L]
         masked = None
         if mask is not None:  # True = real token
@@ -82,5 +89,4 @@ class SoftmaxAttention(torch.nn.Module):
         if self.lra_record_attention:
             self.lra_last_attention = probs.detach()
         probs = dropout(probs, self.dropout, self.training)
-        out = torch.matmul(probs, v).transpose(1, 2).reshape(x.shape[0], x.shape[1], -1)
-        return self.o(out)
+        return self.merge(torch.matmul(probs, v))
