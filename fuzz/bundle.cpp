@@ -1,9 +1,7 @@
 // Harness: a submission bundle as `lrahost verify --reevaluate` unpacks it
-// (extract_bundle: names, types, sizes and hashes checked before use), and a
-// label-free inputs file as the sandboxed evaluation reads it.
+// (extract_bundle: names, types, sizes and hashes checked before use).
 #include "fuzz_util.h"
 #include "reevaluation/bundle.h"
-#include "reevaluation/inputs_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto file = lra_fuzz::scratch() / "bundle.tar";
@@ -15,8 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Nothing may land outside the destination folder.
   for (const auto& e : std::filesystem::directory_iterator(lra_fuzz::scratch(), ec)) {
     const auto name = e.path().filename().string();
-    if (name != "bundle.tar" && name != "unpacked" && name != "inputs") std::abort();
+    if (name != "bundle.tar" && name != "unpacked") std::abort();
   }
-  LRA_FUZZ_EXPECT_ERRORS({ (void)lra::host::read_inputs_file(file); })
   return 0;
 }

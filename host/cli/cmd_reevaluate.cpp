@@ -27,6 +27,8 @@ int reevaluate_command(const ReevaluateArgs& a) {
   o.private_examples = a.private_examples;
   o.limits.memory_bytes = static_cast<int64_t>(a.memory_gib * double(1ll << 30));
   o.limits.timeout_seconds = a.timeout_s;
+  o.call_timeout_seconds = a.call_timeout_s;
+  o.bundle_timeout_seconds = a.bundle_timeout_s;
   o.sandbox = !a.no_sandbox;
   if (a.trusted_keys) {  // a bad folder is exit 2 before the bundle is opened
     o.trusted_keys = load_trusted_keys(*a.trusted_keys);

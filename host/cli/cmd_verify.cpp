@@ -75,7 +75,13 @@ void add_verify_command(CLI::App& app, CommandSlot& slot) {
       ->check(CLI::NonNegativeNumber);
   v->add_option("--sandbox-memory", re.memory_gib, "--reevaluate: address-space limit of the sandbox, GiB")
       ->capture_default_str()->check(CLI::PositiveNumber);
-  v->add_option("--sandbox-timeout", re.timeout_s, "--reevaluate: time limit per run, seconds")
+  v->add_option("--sandbox-timeout", re.timeout_s, "--reevaluate: time limit of one run's mixer process, seconds")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  v->add_option("--call-timeout", re.call_timeout_s,
+                "--reevaluate: time limit of one request to the mixer process (one forward call), seconds")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  v->add_option("--bundle-timeout", re.bundle_timeout_s,
+                "--reevaluate: time budget of the whole bundle, seconds; runs after it are reported not re-evaluated")
       ->capture_default_str()->check(CLI::PositiveNumber);
   v->add_flag("--no-sandbox", re.no_sandbox, "--reevaluate: run submitted plugin code unconfined (unsafe)");
   v->add_option("--sign-key", re.sign_key, "--reevaluate: the verifying maintainer's Ed25519 private key (PEM): signs "

@@ -35,7 +35,7 @@ void add_keygen_command(CLI::App& app, CommandSlot& slot);
 void add_curves_command(CLI::App& app, CommandSlot& slot);
 void add_sign_command(CLI::App& app, CommandSlot& slot);
 void add_submit_command(CLI::App& app, CommandSlot& slot);
-void add_evaluate_run_command(CLI::App& app, CommandSlot& slot);
+void add_mixer_server_command(CLI::App& app, CommandSlot& slot);
 
 int run_command(const RunArgs& args);
 
@@ -108,7 +108,9 @@ struct ReevaluateArgs {
   std::string device = "cpu";
   int threads = 0;
   double memory_gib = 32;
-  int timeout_s = 3600;
+  int timeout_s = 3600;          // one run's mixer process
+  int call_timeout_s = 600;      // one request to it
+  int64_t bundle_timeout_s = 6 * 3600;
   bool no_sandbox = false;
   std::optional<std::string> trusted_keys;
   std::optional<std::string> sign_key;  // the maintainer's Ed25519 key: signs each reevaluation.json
@@ -122,16 +124,11 @@ struct VerifyArgs {
   ReevaluateArgs reevaluate;
 };
 
-// The sandboxed half of verify --reevaluate (internal).
-struct EvaluateRunArgs {
-  std::string run, plugin, task_info, out, device = "cpu";
-  std::string inputs;        // one label-free inputs file (public and private examples interleaved)
-  bool init_weights = false; // write the freshly initialised weights to --out instead of predicting
+// The confined half of verify --reevaluate (internal): reevaluation/mixer_server.h.
+struct MixerServerArgs {
+  std::string plugin, device = "cpu";
   int threads = 1;
-  std::string python_report; // a Python mixer: where to write the interpreter's versions and the class's identity
-  std::string groups;        // --init-weights: where to write the optimizer groups the mixers' hints give (optimizer_record)
-  std::string summary;       // --init-weights: where to write the summary position the host's probe gives (rules/summary_position.h)
 };
-int evaluate_run_command(const EvaluateRunArgs& args);
+int mixer_server_command(const MixerServerArgs& args);
 
 }  // namespace lra::host

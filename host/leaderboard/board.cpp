@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -93,6 +94,9 @@ struct Reevaluation {
   std::string unverified;            // why it is not believed, in the verifier's fixed words
   std::string verifier;              // key id of a trusted report
   bool private_checked = false;      // passed, with a private test set and no significant gap
+  // passed: the accuracy the verifier vouches for (its own where its device
+  // differed from the run's; reevaluate_run.cpp), absent in older reports
+  std::optional<double> published_accuracy;
   std::vector<std::string> reasons;  // a trusted failure's own reasons, sandbox output withheld, bounded
 };
 
@@ -161,6 +165,10 @@ Reevaluation read_reevaluation(const fs::path& result_file, const json& result,
     const json priv = doc.value("private", json());
     const json flagged = priv.is_object() ? priv.value("flagged", json()) : json();
     r.private_checked = flagged.is_boolean() && !flagged.get<bool>();
+    const json test = doc.value("test", json());
+    const json published = test.is_object() ? test.value("published_accuracy", json()) : json();
+    if (published.is_number() && published.get<double>() >= 0 && published.get<double>() <= 1)
+      r.published_accuracy = published.get<double>();
     return r;
   }
   r.state = Reevaluation::State::failed;
@@ -261,6 +269,9 @@ CheckedResult check_result_file(const fs::path& file, const OfficialLookup& offi
   // failing report cannot do this (anyone could plant one beside another's result).
   if (c.reevaluation.state == Reevaluation::State::failed) return refuse(c.reevaluation.reasons, "re-evaluation");
   c.result["division"] = c.report.division;  // what verify established, not what the file claims
+  // A trusted re-evaluation on another device than the run's recorded one
+  // publishes the verifier's own accuracy: the run's word on its device buys nothing.
+  if (c.reevaluation.published_accuracy) c.result["metrics"]["test_accuracy"] = *c.reevaluation.published_accuracy;
   if (string_at(c.result, "task", "name") == "pathx")
     if (auto why = pathx_count_problem(c.result)) return refuse({*why}, "verify");
   return c;

@@ -5,7 +5,7 @@
 // map, so a folder is named by its contents as a .so is by its bytes. A run of
 // bundle.json names it as its "plugin" in the host's own FILE.py:CLASS form,
 //   "plugins/<sha256>/<file>.py:<Class>",
-// exactly what the sandboxed `evaluate-run --plugin` gets (relative to the
+// exactly what the confined `mixer-server --plugin` gets (relative to the
 // bundle): one field, so every reader of runs[].plugin tells the two kinds
 // apart by its form and needs no second field kept in step with it.
 #pragma once

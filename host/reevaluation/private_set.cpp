@@ -5,7 +5,6 @@
 
 #include "data/task_data.h"
 #include "lra/status.h"
-#include "reevaluation/inputs_file.h"
 
 namespace lra::host {
 
@@ -82,6 +81,15 @@ ProportionTest above_rate_test(int64_t k, int64_t n, double rate) {
   }
   t.p_value = std::min(1.0, tail);
   return t;
+}
+
+void append_split(lra::Split& to, const lra::Split& from) {
+  const int64_t base = to.offsets.back(), base2 = to.offsets2.back();
+  to.tokens.insert(to.tokens.end(), from.tokens.begin(), from.tokens.end());
+  for (size_t i = 1; i < from.offsets.size(); ++i) to.offsets.push_back(base + from.offsets[i]);
+  to.tokens2.insert(to.tokens2.end(), from.tokens2.begin(), from.tokens2.end());
+  for (size_t i = 1; i < from.offsets2.size(); ++i) to.offsets2.push_back(base2 + from.offsets2[i]);
+  to.labels.insert(to.labels.end(), from.labels.begin(), from.labels.end());
 }
 
 }  // namespace lra::host

@@ -38,6 +38,9 @@ struct ProportionTest {
 // binomial tail P(X >= k | n, rate) as p_value (p1 = k/n, p2 = rate).
 ProportionTest above_rate_test(int64_t k, int64_t n, double rate);
 
+// Appends every example of `from` to `to` (both paired or both not).
+void append_split(lra::Split& to, const lra::Split& from);
+
 // The pooled two-proportion z-test of k1/n1 against k2/n2 (one-sided, H1: p1 > p2).
 ProportionTest two_proportion_test(int64_t k1, int64_t n1, int64_t k2, int64_t n2);
 

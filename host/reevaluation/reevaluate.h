@@ -1,19 +1,28 @@
 // `lrahost verify --reevaluate BUNDLE`: checks a submission from its weights,
-// not its word. For every run in the bundle:
+// not its word, with the judged code in a process of its own. For every run:
 //   1. the result file passes verify (digest, division, signature, model hash);
 //   2. the model.pt and plugin .so (a Python mixer: its source folder,
 //      checked file by file when the bundle was unpacked) are the ones the
 //      result names (SHA-256);
-//   3. the plugin rebuilds the model and predicts the official test split
-//      inside the sandbox; the verifier, which alone holds the labels,
-//      recomputes the test accuracy: it must equal the recorded one on the
-//      same device and precision, and lie within `tolerance` otherwise;
+//   3. the verifier builds the model itself from the recorded configuration
+//      and seed, every block's mixer held in a confined mixer process that
+//      sees only its own tensors and the mixer inputs
+//      (reevaluation/isolated_evaluation.h); it probes the summary position,
+//      recomputes the optimizer groups, counts model.pt against its own fresh
+//      initialisation and predicts the official test split: the accuracy
+//      must equal the recorded one on the same device and precision, and lie
+//      within `tolerance` otherwise (then the verifier's own number is the one
+//      published);
 //   4. for a generated task, the model also predicts a fresh private test
-//      set drawn from a seed only the verifier knows; a public accuracy
-//      significantly above the private one (one-sided two-proportion z-test,
-//      p < `significance`) means the model saw the public test split.
+//      set drawn from a secret seed, interleaved in a secret order; a public
+//      accuracy significantly above the private one (one-sided
+//      two-proportion z-test, p < `significance`) means the model saw the
+//      public test split;
+//   5. with freshly initialised weights the same model must not beat the
+//      majority class (predictions that do not depend on the weights).
 // Each run's outcome is written beside its result.json as reevaluation.json,
-// bound to the result's digest, for the leaderboard to show.
+// bound to the result's digest, for the leaderboard to show. Everything is
+// written beside --out first and moved there at the end.
 #pragma once
 
 #include <cstdint>
@@ -43,7 +52,9 @@ struct ReevaluateOptions {
   int threads = 1;
   std::optional<uint64_t> private_seed;     // nullopt: drawn from the system's random source, never written
   int64_t private_examples = 0;             // 0: as many as the public test split
-  SandboxLimits limits;
+  SandboxLimits limits;                     // timeout_seconds: one run's mixer process, all of it
+  int call_timeout_seconds = 600;           // one request to the mixer process
+  int64_t bundle_timeout_seconds = 6 * 3600;  // the whole bundle; runs after it are not re-evaluated
   bool sandbox = true;                      // false: run the plugin unconfined (explicit opt-out)
   double tolerance = 0.005;                 // accuracy, when device or precision differ from the run's
   double significance = 0.001;              // of the public-above-private test

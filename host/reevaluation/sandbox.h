@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,6 +53,38 @@ inline constexpr size_t kSandboxLogTailBytes = 64 << 10;
 // namespaces on this machine), tried once with a trivial command; nullopt
 // when it works.
 std::optional<std::string> sandbox_unavailable();
+
+// The descriptor number at which a started command finds its channel
+// (SandboxProcess's `channel`): a socket to the verifier, the only way in or
+// out besides its bounded output.
+inline constexpr int kSandboxChannelFd = 3;
+
+// A command running in the sandbox while the caller talks to it over a
+// channel (reevaluation/mixer_process.h). Its output is drained in the
+// background into the bounded tail; the wall-clock limit holds from the
+// start; the whole process tree is killed when it ends, at the limit, on
+// kill_now() and in the destructor, whichever comes first.
+class SandboxProcess {
+ public:
+  // As run_in_sandbox; `channel` (>= 0, the caller keeps its own copy) is
+  // passed to the command as kSandboxChannelFd. A command that could not be
+  // started is already finished, with the reason in its log tail.
+  SandboxProcess(const std::vector<std::string>& argv, const std::filesystem::path& scratch,
+                 const SandboxLimits& limits, const SandboxMounts& mounts, bool sandboxed, int channel);
+  ~SandboxProcess();
+  SandboxProcess(const SandboxProcess&) = delete;
+  SandboxProcess& operator=(const SandboxProcess&) = delete;
+
+  bool finished() const;
+  // Waits for the command's end (until its wall-clock limit at most).
+  SandboxOutcome finish();
+  // Kills the tree now, then finish().
+  SandboxOutcome kill_now();
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
 
 // Runs argv[0] (an absolute path) with its arguments inside the sandbox.
 // `scratch` (an existing folder) is the only writable place, the working

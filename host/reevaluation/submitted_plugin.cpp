@@ -65,7 +65,7 @@ StagedPlugin stage_plugin(const SubmittedPlugin& p, const fs::path& into) {
     }
   }
   s.spec = (s.staged / p.python->file).string() + ":" + p.python->cls;
-  // evaluate-run opens FILE.py:CLASS through this library (plugins/python_mixer.cpp).
+  // mixer-server opens FILE.py:CLASS through this library (plugins/python_mixer.cpp).
   const fs::path bridge = builtin_plugin_dir() / "lra_mixer_python.so";
   std::error_code ec;
   if (!fs::is_regular_file(bridge, ec))

@@ -28,7 +28,7 @@ struct SubmittedPlugin {
 std::optional<SubmittedPlugin> submitted_plugin(const std::filesystem::path& dir, const std::string& plugin);
 
 struct StagedPlugin {
-  std::string spec;                           // what evaluate-run's --plugin gets
+  std::string spec;                           // what mixer-server's --plugin gets
   std::filesystem::path staged;               // the staged file or folder
   std::vector<std::filesystem::path> extra;   // also bound read-only in every pass (the host's Python plugin)
 };

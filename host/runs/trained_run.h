@@ -11,32 +11,13 @@
 #include <torch/types.h>
 
 #include "data/task_data.h"
+#include "results/run_record.h"
 #include "lra/options.h"
 #include "manifest/manifest.h"
 #include "model/backbone.h"
 #include "plugins/loader.h"
 
 namespace lra::host {
-
-struct RunRecord {
-  std::filesystem::path dir, result_file, model_file;
-  nlohmann::json result;                 // result.json as read
-  std::string plugin_name, plugin_file, plugin_sha256;
-  nlohmann::json plugin_options;         // the resolved options the run used
-  std::string task;
-  ModelConfig model;                     // config.model
-  lra::Params data_params;               // task.data_params
-  std::string data_fingerprint;
-  uint64_t seed = 0;
-  SummaryPosition summary = SummaryPosition::first;  // model.summary (absent: what older hosts did)
-  bool summary_recorded = false;
-};
-
-// Reads DIR/result.json and checks that DIR/model.pt exists. A missing
-// directory or file, or a field that is missing or of the wrong type, is
-// lra::Error(data) naming what is expected; a forgetting-curve run
-// (`lrahost forget`) is Error(usage).
-RunRecord read_run_record(const std::filesystem::path& dir);
 
 // The run's mixer plugin: `plugin` (a name or a path the user gave on the
 // command line, --plugin) when set, else the installed plugin of the recorded

@@ -28,6 +28,15 @@ class CudaBf16Autocast {
 #endif
     at::autocast::clear_cache();
   }
+  // Whether a CudaBf16Autocast is on here now (the confined mixer process is
+  // told, so that it runs the mixer as the verifier's backbone would).
+  static bool active() {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+    return at::autocast::is_autocast_enabled(at::kCUDA);
+#else
+    return at::autocast::is_enabled();
+#endif
+  }
   CudaBf16Autocast(const CudaBf16Autocast&) = delete;
   CudaBf16Autocast& operator=(const CudaBf16Autocast&) = delete;
 

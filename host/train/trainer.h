@@ -24,7 +24,7 @@ namespace lra::host {
 
 // Examples per evaluation forward pass: eval_batch_size, capped by the
 // micro-batch when one splits the batch (0 < micro_batch < batch_size).
-// `run`, `bench --task` and re-evaluation (`evaluate-run`, from the result's
+// `run`, `bench --task` and re-evaluation (`verify --reevaluate`, from the result's
 // timing.micro_batch, which is batch_size when the batch was not split) all
 // use this, so a re-evaluation runs the same passes, on the same kernels, as
 // the run it checks.

@@ -162,6 +162,26 @@ TEST_F(LeaderboardVerifiers, AReportSignedByATrustedVerifierCounts) {
   EXPECT_EQ(checks()["reevaluation_unverified_reasons"], json::array({"unknown key " + key_id("maintainer")}));
 }
 
+// Issue 43: a trusted report vouches for the accuracy the verifier measured
+// (test.published_accuracy: its own where its device was not the run's); the
+// board shows that one, and the recorded one only where they agree or an
+// older report names none. An untrusted report changes nothing.
+TEST_F(LeaderboardVerifiers, ATrustedReportsPublishedAccuracyIsTheOneShown) {
+  const json r = write_result("a");
+  const double recorded = r["metrics"]["test_accuracy"].get<double>();
+  json rep = report(r, true);
+  rep["test"]["published_accuracy"] = recorded - 0.004;
+  write_report("a", rep, "maintainer");
+  ASSERT_EQ(board().code, 0);
+  EXPECT_EQ(board_json()["open"][0]["tasks"]["listops"]["accuracies"], json::array({recorded - 0.004}));
+  ASSERT_EQ(board("stranger").code, 0);
+  EXPECT_EQ(board_json()["open"][0]["tasks"]["listops"]["accuracies"], json::array({recorded}));
+  rep["test"].erase("published_accuracy");
+  write_report("a", rep, "maintainer");
+  ASSERT_EQ(board().code, 0);
+  EXPECT_EQ(board_json()["open"][0]["tasks"]["listops"]["accuracies"], json::array({recorded}));
+}
+
 TEST_F(LeaderboardVerifiers, AnEditedTrustedReportIsUnverified) {
   const json r = write_result("a");
   // A trusted private-set failure, edited to a pass after it was signed.

@@ -1,7 +1,7 @@
 // Issue 28: a Python mixer (FILE.py:CLASS) through submit and re-evaluation.
 // submit bundles the class's file and the modules it imported from its own
 // folder as plugins/<sha256>/<path>; verify --reevaluate stages them into
-// the sandbox and runs evaluate-run there, whose identity must be the run's;
+// the sandbox and opens them in the confined mixer process (issue 43);
 // plain verify checks the recorded hashes against the files when they are
 // there. Each attack (an edited source, a name escaping its folder, a source
 // changed since the run) beside the honest path it departs from.
@@ -139,15 +139,15 @@ TEST_F(PythonSubmitCli, AnHonestPythonMixerIsBundledAndReevaluatesValidInTheSand
   auto v = reevaluate(bundle, checked);
   ASSERT_EQ(v.code, 0) << v.output;
   EXPECT_NE(v.output.find("listops-seed-0: re-evaluated, valid"), std::string::npos) << v.output;
-  EXPECT_NE(v.output.find("plugin.sha256 recomputed in the sandbox from the 2 staged source file(s)"),
+  EXPECT_NE(v.output.find("Python mixer: plugin.sha256 is that of the 2 bundled source file(s), checked when the "
+                          "bundle was unpacked"),
             std::string::npos) << v.output;
   const json rep = json::parse(read_text(checked / "runs" / "listops-seed-0" / "reevaluation.json"));
   EXPECT_TRUE(rep["valid"].get<bool>()) << rep.dump(2);
   EXPECT_TRUE(rep["test"]["same_device_and_precision"].get<bool>()) << rep.dump(2);
   EXPECT_EQ(rep["test"]["recomputed_accuracy"].get<double>(), result["metrics"]["test_accuracy"].get<double>());
-  EXPECT_TRUE(rep["python"]["identity_matches"].get<bool>()) << rep.dump(2);
-  EXPECT_TRUE(rep["python"]["same_torch"].get<bool>()) << rep.dump(2);
-  EXPECT_EQ(rep["python"]["sandbox"]["torch"], result["plugin"]["source"]["torch"]);
+  // It ran in the mixer process, which saw its own tensors and the mixer inputs only.
+  EXPECT_GT(rep["isolation"]["calls"].get<int64_t>(), 0) << rep.dump(2);
 
   // The result without its sources (another machine): verify says nothing of them.
   fs::rename(src, d_.path() / "moved");
@@ -155,7 +155,7 @@ TEST_F(PythonSubmitCli, AnHonestPythonMixerIsBundledAndReevaluatesValidInTheSand
   EXPECT_EQ(plain.code, 0) << plain.output;
   fs::rename(d_.path() / "moved", src);
 
-  // A result whose recorded torch is not the verifier's: still valid, and the report says which.
+  // A result whose recorded torch is not the verifier's: still valid, and the facts say which it recorded.
   json forged = result;
   forged["plugin"]["source"]["torch"] = "0.0.0-elsewhere";
   forged.erase("digest");
@@ -165,12 +165,7 @@ TEST_F(PythonSubmitCli, AnHonestPythonMixerIsBundledAndReevaluatesValidInTheSand
   ASSERT_EQ(submit(run, bundle2).code, 0);
   auto v2 = reevaluate(bundle2, d_.path() / "checked2");
   EXPECT_EQ(v2.code, 0) << v2.output;
-  EXPECT_NE(v2.output.find("the run used torch 0.0.0-elsewhere (plugin.source.torch), this verifier's Python has "
-                           "torch " + result["plugin"]["source"]["torch"].get<std::string>()),
-            std::string::npos) << v2.output;
-  const json rep2 =
-      json::parse(read_text(d_.path() / "checked2" / "runs" / "listops-seed-0" / "reevaluation.json"));
-  EXPECT_FALSE(rep2["python"]["same_torch"].get<bool>()) << rep2.dump(2);
+  EXPECT_NE(v2.output.find(", torch 0.0.0-elsewhere (plugin.source)"), std::string::npos) << v2.output;
 }
 
 // The SDK's example whose attention the host computes (lrahost.softmax_attention,
@@ -274,7 +269,11 @@ TEST_F(PythonSubmitCli, AdversarialABundleWithAnEditedSourceOrAnEscapingNameIsRe
   EXPECT_EQ(honest.code, 0) << honest.output;
 }
 
-TEST_F(PythonSubmitCli, AModuleTheVerifiersPythonLacksIsNamedInTheReport) {
+// Issue 43, attack 4: nothing the judged code wrote is published. A module
+// the verifier's Python lacks fails the class in the mixer process; the
+// plugin's own message (which names the module) stays in the maintainer's
+// local log, and the report says in the verifier's words what failed.
+TEST_F(PythonSubmitCli, AdversarialTheMixersOwnErrorTextStaysInTheLocalLog) {
   // At training time the module comes from the researcher's PYTHONPATH, not
   // the mixer's folder: it is neither recorded nor bundled, and the
   // sandbox's clean environment does not have it.
@@ -283,8 +282,7 @@ TEST_F(PythonSubmitCli, AModuleTheVerifiersPythonLacksIsNamedInTheReport) {
                              "PYTHONPATH=" + (d_.path() / "site").string());
   json result = json::parse(read_text(run / "result.json"));
   EXPECT_EQ(result["plugin"]["source"]["files"].size(), 2u) << result["plugin"].dump(2);
-  const std::string torch = result["plugin"]["source"]["torch"].get<std::string>();
-  // Recorded under another torch too: the failure says so beside the missing module.
+  // Recorded under another torch too: the facts say which.
   result["plugin"]["source"]["torch"] = "0.0.0-elsewhere";
   result.erase("digest");
   result.erase("signature");
@@ -294,21 +292,16 @@ TEST_F(PythonSubmitCli, AModuleTheVerifiersPythonLacksIsNamedInTheReport) {
   const fs::path checked = d_.path() / "checked";
   auto v = reevaluate(bundle, checked);
   EXPECT_EQ(v.code, 4) << v.output;
-  EXPECT_NE(v.output.find("the Python mixer could not build its freshly initialised model in the sandbox"),
+  EXPECT_NE(v.output.find("the mixer process could not open the plugin: a plugin fault; its output is kept, "
+                          "unpublished, in logs/listops-seed-0-mixer.log of --out"),
             std::string::npos) << v.output;
-  // The plugin's own words for a missing module, which name it.
-  EXPECT_NE(v.output.find("'lra_site_only_module', which this interpreter cannot find"), std::string::npos)
-      << v.output;
-  EXPECT_NE(v.output.find("note: the run used torch 0.0.0-elsewhere (plugin.source.torch), this verifier's Python "
-                          "has torch " + torch),
-            std::string::npos) << v.output;
-  // The staged folder is called by its name in the bundle, not by the sandbox's temporary path.
-  EXPECT_EQ(v.output.find("lrahost-sandbox-"), std::string::npos) << v.output;
-  const json rep = json::parse(read_text(checked / "runs" / "listops-seed-0" / "reevaluation.json"));
-  EXPECT_FALSE(rep["valid"].get<bool>());
-  EXPECT_NE(rep["reasons"].dump().find("lra_site_only_module"), std::string::npos) << rep.dump(2);
-  EXPECT_FALSE(rep["python"]["same_torch"].get<bool>()) << rep.dump(2);
-  EXPECT_EQ(rep["python"]["sandbox"]["torch"], torch) << rep.dump(2);
+  EXPECT_NE(v.output.find(", torch 0.0.0-elsewhere (plugin.source)"), std::string::npos) << v.output;
+  EXPECT_EQ(v.output.find("lra_site_only_module"), std::string::npos) << v.output;
+  const std::string rep = read_text(checked / "runs" / "listops-seed-0" / "reevaluation.json");
+  EXPECT_FALSE(json::parse(rep)["valid"].get<bool>());
+  EXPECT_EQ(rep.find("lra_site_only_module"), std::string::npos) << rep;
+  // The maintainer still learns what happened.
+  EXPECT_NE(read_text(checked / "logs" / "listops-seed-0-mixer.log").find("lra_site_only_module"), std::string::npos);
 }
 
 }  // namespace

@@ -134,7 +134,7 @@ TEST_F(ReevaluateCli, AdversarialTheSummaryPositionIsProbedAgainInTheSandbox) {
   auto v = submit_and_reevaluate(d_.path() / "checked");
   EXPECT_EQ(v.code, 0) << v.output;
   const json rep = json::parse(read_text(d_.path() / "checked" / "runs" / "listops-seed-0" / "reevaluation.json"));
-  EXPECT_NE(rep["facts"].dump().find("summary position probed in the sandbox: after_last, as recorded"),
+  EXPECT_NE(rep["facts"].dump().find("summary position probed through the mixer process: after_last, as recorded"),
             std::string::npos) << rep.dump(2);
 
   fs::remove_all(honest);
@@ -147,18 +147,22 @@ TEST_F(ReevaluateCli, AdversarialTheSummaryPositionIsProbedAgainInTheSandbox) {
   lra::host::write_result(run, lra::host::seal(r));
   v = submit_and_reevaluate(d_.path() / "checked-moved");
   EXPECT_EQ(v.code, 4) << v.output;
-  EXPECT_NE(v.output.find("model.summary is \"after_last\", but the host's probe of the plugin, built in the sandbox "
-                          "as the run built it, gives \"first\""), std::string::npos) << v.output;
+  EXPECT_NE(v.output.find("model.summary is \"after_last\", but the host's probe of the plugin, built as the run "
+                          "built it, gives \"first\""), std::string::npos) << v.output;
 }
 
 // The attack of issue 31: the plugin's library constructor answers ListOps
-// from the inputs and exits before model.pt is loaded; the submitter writes
-// 100% into the result and re-seals it. Every number agrees, but the same
-// code with freshly initialised weights scores just as well.
-TEST_F(ReevaluateCli, AdversarialPredictionsThatIgnoreTheWeightsAreCaught) {
+// from the inputs file the old sandboxed evaluation read, writes the
+// predictions where that verifier expected them and exits; the submitter
+// writes 100% into the result and re-seals it. Under the process boundary
+// (issue 43) there is no inputs file and no predictions file: the verifier
+// computes the predictions with its own model, and the number falls.
+TEST_F(ReevaluateCli, AdversarialPredictionsFromTheInputsFileHaveNoInputsFileToReadNow) {
   const fs::path run = train(fixture_plugin("fixture_oracle"), "listops", "oracle",
                              std::string(kFewSteps) + " --set data.test_size=200");
   json r = json::parse(read_text(run / "result.json"));
+  const double honest = r["metrics"]["test_accuracy"].get<double>();
+  ASSERT_LT(honest, 0.9);
   r["metrics"]["test_accuracy"] = 1.0;
   r.erase("digest");
   r.erase("signature");
@@ -166,16 +170,14 @@ TEST_F(ReevaluateCli, AdversarialPredictionsThatIgnoreTheWeightsAreCaught) {
   const fs::path checked = d_.path() / "checked";
   auto v = submit_and_reevaluate(checked);
   EXPECT_EQ(v.code, 4) << v.output;
-  EXPECT_NE(v.output.find("predictions do not depend on the trained weights"), std::string::npos) << v.output;
-  // The accuracy itself matched: the fresh-weights pass is what caught it.
-  EXPECT_EQ(v.output.find("metrics.test_accuracy is"), std::string::npos) << v.output;
+  EXPECT_NE(v.output.find("metrics.test_accuracy is 100.00%, the submitted model scores"), std::string::npos)
+      << v.output;
   const json rep = json::parse(read_text(checked / "runs" / "listops-seed-0" / "reevaluation.json"));
-  EXPECT_TRUE(rep["fresh_weights"]["flagged"].get<bool>()) << rep.dump(2);
-  // What the plugin printed stays in the maintainer's local log, not in the report.
+  EXPECT_EQ(rep["test"]["recomputed_accuracy"].get<double>(), honest) << rep.dump(2);
+  // The honest part of the plugin is judged as it is: its fresh weights are not above chance.
+  EXPECT_FALSE(rep["fresh_weights"]["flagged"].get<bool>()) << rep.dump(2);
   EXPECT_EQ(rep.dump().find("oracle:"), std::string::npos) << rep.dump(2);
-  // It saw one inputs file: the 200 public and 202 private examples together, in one secret order.
-  EXPECT_NE(read_text(checked / "logs" / "listops-seed-0-trained.log").find("oracle: answered 402 examples"),
-            std::string::npos);
+  EXPECT_EQ(read_text(checked / "logs" / "listops-seed-0-mixer.log").find("oracle: answered"), std::string::npos);
 }
 
 // A result that claims a smaller reference model (and so a larger budget

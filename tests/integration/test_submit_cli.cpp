@@ -165,7 +165,7 @@ TEST_F(SubmitCli, PluginCodeCannotWriteOutsideTheScratchFolderOrOpenASocket) {
   // What the plugin printed stays in the maintainer's local log, never in reevaluation.json.
   const std::string report = read_text(checked / "runs" / "listops-seed-0" / "reevaluation.json");
   EXPECT_EQ(report.find("escape probe"), std::string::npos) << report;
-  const std::string log = read_text(checked / "logs" / "listops-seed-0-trained.log");
+  const std::string log = read_text(checked / "logs" / "listops-seed-0-mixer.log");
   // The probe folder is not even there, nor /etc/shadow or /root; the
   // sandbox's network namespace has no listener at all.
   EXPECT_NE(log.find("escape probe: write"), std::string::npos) << log;

@@ -1,6 +1,7 @@
 // host/reevaluation: what a maintainer's machine relies on when it opens a
 // submission — the bundle reader refuses anything but the files it expects,
 // the sandbox confines what runs in it, and the statistics are right.
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -12,7 +13,7 @@
 #include "common/sha256.h"
 #include "lra/status.h"
 #include "reevaluation/bundle.h"
-#include "reevaluation/inputs_file.h"
+#include "reevaluation/mixer_wire.h"
 #include "reevaluation/private_set.h"
 
 namespace lra::host {
@@ -188,26 +189,109 @@ TEST(Bundle, RefusesNamesTypesAndContentItDoesNotExpect) {
   EXPECT_THROW(extract_bundle(t.path / "not.tar", t.path / "out"), Error);
 }
 
-TEST(InputsFile, RoundTripDropsTheLabels) {
-  Tmp t;
-  lra::Split s;
-  s.tokens = {1, 2, 3, 4, 5};
-  s.offsets = {0, 2, 5};
-  s.labels = {7, 9};
-  write_inputs_file(t.path / "a.inputs", s);
-  const lra::Split back = read_inputs_file(t.path / "a.inputs");
-  EXPECT_EQ(back.tokens, s.tokens);
-  EXPECT_EQ(back.offsets, s.offsets);
-  EXPECT_EQ(back.labels, (std::vector<int32_t>{0, 0}));
-  EXPECT_EQ(read(t.path / "a.inputs").find('\x07'), std::string::npos);
-  // Truncated or forged files are refused, not trusted.
-  const std::string bytes = read(t.path / "a.inputs");
-  write(t.path / "short.inputs", bytes.substr(0, bytes.size() - 3));
-  EXPECT_THROW(read_inputs_file(t.path / "short.inputs"), Error);
-  std::string forged = bytes;
-  forged[8] = '\x7f';  // the offsets' length now runs past the end
-  write(t.path / "forged.inputs", forged);
-  EXPECT_THROW(read_inputs_file(t.path / "forged.inputs"), Error);
+// Issue 43: the wire between the verifier and the mixer process. What one
+// side writes the other reads back exactly; what a hostile process could
+// send instead (cut short, an unknown dtype, too many dimensions, more
+// elements than allowed, bytes after the end) is an error in the verifier's
+// words, never a crash or an allocation of the claimed size.
+TEST(MixerWire, TensorsSpecsAndFieldsRoundTrip) {
+  wire::Writer w;
+  lra::MixerSpec spec;
+  spec.d_model = 64, spec.heads = 4, spec.qkv_dim = 32, spec.max_len = 2001, spec.causal = true;
+  spec.attention_dropout = 0.1, spec.layer_index = 3, spec.seed = ~uint64_t{0} - 5, spec.rotary_base = 10000;
+  w.spec(spec);
+  const at::Tensor x = at::randn({2, 3, 4});
+  const at::Tensor mask = at::rand({2, 3}).gt(0.5);
+  w.tensors({{"proj.q.weight", true, x.requires_grad_(true)}, {"gate", false, mask}});
+  w.str("name");
+  wire::Reader r(w.bytes(), "test message");
+  const lra::MixerSpec back = r.spec();
+  EXPECT_EQ(back.d_model, 64);
+  EXPECT_EQ(back.heads, 4);
+  EXPECT_EQ(back.qkv_dim, 32);
+  EXPECT_EQ(back.max_len, 2001);
+  EXPECT_TRUE(back.causal);
+  EXPECT_EQ(back.attention_dropout, 0.1);
+  EXPECT_EQ(back.layer_index, 3);
+  EXPECT_EQ(back.seed, ~uint64_t{0} - 5);
+  EXPECT_EQ(back.rotary_base, 10000);
+  const auto ts = r.tensors(16, 1000);
+  ASSERT_EQ(ts.size(), 2u);
+  EXPECT_EQ(ts[0].name, "proj.q.weight");
+  EXPECT_TRUE(ts[0].parameter);
+  EXPECT_TRUE(ts[0].tensor.requires_grad());
+  EXPECT_TRUE(ts[0].tensor.equal(x.detach()));
+  EXPECT_FALSE(ts[1].parameter);
+  EXPECT_EQ(ts[1].tensor.scalar_type(), at::kBool);
+  EXPECT_TRUE(ts[1].tensor.equal(mask));
+  EXPECT_EQ(r.str(16), "name");
+  r.end();
+}
+
+TEST(MixerWire, AdversarialMalformedBodiesAreRefusedInTheVerifiersWords) {
+  wire::Writer ok;
+  ok.tensor(at::ones({4, 4}));
+  const std::string good = ok.bytes();
+  auto refused = [](const std::string& body, int64_t max_elements = 1 << 20) {
+    try {
+      wire::Reader r(body, "answer to forward");
+      (void)r.tensor(max_elements);
+      r.end();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::plugin);
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(refused(good), "");
+  EXPECT_NE(refused(good.substr(0, good.size() - 1)).find("malformed answer to forward (it ends early)"),
+            std::string::npos);
+  EXPECT_NE(refused(good + "x").find("bytes follow its last field"), std::string::npos);
+  std::string bad_type = good;
+  bad_type[0] = 99;
+  EXPECT_NE(refused(bad_type).find("unknown dtype"), std::string::npos);
+  std::string many_dims = good;
+  many_dims[1] = 9;
+  EXPECT_NE(refused(many_dims).find("more than 8 dimensions"), std::string::npos);
+  EXPECT_NE(refused(good, 15).find("over 15 elements"), std::string::npos);
+  // A claimed size of 2^62 elements is refused before anything is allocated.
+  wire::Writer huge;
+  huge.u8(0), huge.u8(2), huge.i64(int64_t{1} << 31), huge.i64(int64_t{1} << 31);
+  EXPECT_NE(refused(huge.bytes(), int64_t{1} << 40).find("over"), std::string::npos);
+  // A bool tensor's bytes other than 0 and 1 come back as true, not undefined behaviour.
+  wire::Writer b;
+  b.tensor(at::zeros({3}, at::kBool));
+  std::string bools = b.bytes();
+  bools[bools.size() - 1] = 7;
+  wire::Reader rb(bools, "mask");
+  EXPECT_TRUE(rb.tensor(10).to(at::kLong).equal(at::tensor(std::vector<int64_t>{0, 0, 1})));
+}
+
+TEST(MixerWire, MessagesCrossASocketAndAClosedOrSilentPeerIsAnError) {
+  int pair[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
+  wire::send_message(pair[0], wire::Op::hello, "abc");
+  const auto m = wire::receive_message(pair[1], 16, 1000);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->op, wire::Op::hello);
+  EXPECT_EQ(m->body, "abc");
+  // Over the receiver's bound: refused from the header alone.
+  wire::send_message(pair[0], wire::Op::ok, std::string(64, 'x'));
+  EXPECT_THROW(wire::receive_message(pair[1], 16, 1000), Error);
+  // Nothing comes: the time limit.
+  int quiet[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, quiet), 0);
+  try {
+    (void)wire::receive_message(quiet[1], 16, 100);
+    ADD_FAILURE() << "no timeout";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("did not answer within its time limit"), std::string::npos);
+  }
+  // The peer closed before a message: nullopt; writing to it: an error, not SIGPIPE.
+  close(quiet[0]);
+  EXPECT_FALSE(wire::receive_message(quiet[1], 16, 100).has_value());
+  EXPECT_THROW(wire::send_message(quiet[1], wire::Op::ok, std::string(1 << 20, 'x')), Error);
+  for (int fd : {pair[0], pair[1], quiet[1]}) close(fd);
 }
 
 TEST(TwoProportionTest, MatchesTheTextbookValues) {

@@ -16,7 +16,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -182,6 +184,56 @@ TEST_F(SandboxTest, ADescriptorTheVerifierHoldsOpenDoesNotGoIn) {
   EXPECT_FALSE(contains(o.log_tail, "PRIVATE")) << o.log_tail;
   EXPECT_TRUE(contains(o.log_tail, "no-descriptor")) << o.log_tail;
   EXPECT_FALSE(contains(free.log_tail, "PRIVATE")) << free.log_tail;
+}
+
+// Issue 43: the mixer process's channel to the verifier is descriptor 3,
+// confined or not, and nothing else of the verifier's goes in with it.
+TEST_F(SandboxTest, TheChannelIsDescriptorThreeInsideAndOut) {
+  for (bool sandboxed : {true, false}) {
+    SCOPED_TRACE(sandboxed ? "sandboxed" : "unconfined");
+    Tmp scratch;
+    int pair[2];
+    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+    const int other = open("/etc/hostname", O_RDONLY);  // not O_CLOEXEC: still must not go in
+    SandboxProcess p({"/bin/bash", "-c", "read line <&3; echo \"got $line\" >&3; readlink /proc/$$/fd/*; true"}, scratch.path,
+                     limits(), SandboxMounts{}, sandboxed, pair[1]);
+    close(pair[1]);
+    ASSERT_EQ(write(pair[0], "ping\n", 5), 5);
+    char buf[64] = {};
+    ssize_t n = 0, got = 0;
+    while (got < 9 && (n = read(pair[0], buf + got, sizeof buf - 1 - got)) > 0) got += n;
+    EXPECT_EQ(std::string(buf, static_cast<size_t>(got)), "got ping\n");
+    close(pair[0]);
+    const SandboxOutcome o = p.finish();
+    EXPECT_EQ(o.exit_code, 0) << o.log_tail;
+    // bash's descriptors: its input (/dev/null), its output pipe, the channel and, confined, the
+    // descriptor of the user namespace it runs in (bubblewrap keeps it open); no other file of the
+    // verifier's (here /etc/hostname, opened without O_CLOEXEC).
+    std::istringstream lines(o.log_tail);
+    int sockets = 0;
+    for (std::string line; std::getline(lines, line);) {
+      sockets += line.rfind("socket:", 0) == 0;
+      EXPECT_TRUE(line == "/dev/null" || line.rfind("pipe:", 0) == 0 || line.rfind("socket:", 0) == 0 ||
+                  (sandboxed && line.rfind("user:", 0) == 0))
+          << line << "\n" << o.log_tail;
+    }
+    EXPECT_EQ(sockets, 1) << o.log_tail;
+    close(other);
+  }
+}
+
+// kill_now() ends a command that would run for a minute, at once, its tree with it.
+TEST_F(SandboxTest, KillNowEndsTheCommandAtOnce) {
+  Tmp scratch;
+  const auto start = std::chrono::steady_clock::now();
+  SandboxProcess p({"/bin/sleep", "60"}, scratch.path, limits(), SandboxMounts{}, true, -1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_FALSE(p.finished());
+  const SandboxOutcome o = p.kill_now();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  EXPECT_EQ(o.exit_code, -1);
+  EXPECT_FALSE(o.timed_out);
+  EXPECT_TRUE(p.finished());
 }
 
 TEST_F(SandboxTest, OnlyTheScratchFolderIsWritable) {

@@ -1,0 +1,122 @@
+// lra_bench_isolation: what the process boundary of `verify --reevaluate`
+// costs (issue 43). Evaluates a trained run's test split twice and prints
+// one JSON line with the medians:
+//   in_process_s  the model rebuilt and model.pt loaded in this process,
+//                 predict() over the test split (what the verifier did before);
+//   isolated_s    the same model with every mixer in a confined mixer process
+//                 (reevaluation/mixer_process.h, bubblewrap unless --no-sandbox):
+//                 process start, creation, tensors sent, predict() over the split;
+//   ratio         isolated_s / in_process_s (issue 43's target: <= 1.5 on the
+//                 smoke ListOps test set on CPU);
+// and whether both ways gave the same prediction for every example.
+//
+//   lra_bench_isolation --run runs/listops-smoke --reps 3 [--data-dir D] [--threads 2]
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include "lra/status.h"
+#include "plugins/loader.h"
+#include "reevaluation/mixer_process.h"
+#include "reevaluation/sandbox.h"
+#include "runs/trained_run.h"
+#include "train/module_io.h"
+#include "train/trainer.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Times a run's test split evaluated in process and with its mixers in a confined process"};
+  std::string run_dir, data_dir, lrahost = LRAHOST_BIN;
+  int threads = 2, reps = 3;
+  bool no_sandbox = false;
+  app.add_option("--run", run_dir, "A run folder written by lrahost run")->required();
+  app.add_option("--data-dir", data_dir, "Data root (default: as for run)");
+  app.add_option("--threads", threads)->capture_default_str();
+  app.add_option("--reps", reps)->capture_default_str();
+  app.add_option("--lrahost", lrahost, "The lrahost binary that serves the mixer process")->capture_default_str();
+  app.add_flag("--no-sandbox", no_sandbox, "Run the mixer process without bubblewrap");
+  CLI11_PARSE(app, argc, argv);
+  using namespace lra::host;
+  try {
+    configure_cpu_threads(threads);
+    const RunRecord run = read_run_record(run_dir);
+    const LoadedPlugin& mixer = open_run_mixer(run);
+    const LoadedPlugin& task = open_plugin(run.task, LRA_KIND_TASK);
+    const LoadedData data = load_run_data(run, task, data_dir.empty() ? std::nullopt : std::optional(data_dir), threads);
+    const lra::Split& test = data.dataset.test;
+    const lra::TaskInfo& info = data.dataset.info;
+    const auto& train = run.result.at("config").at("train");
+    const int64_t batch = evaluation_pass(run.result.at("timing").value("micro_batch", int64_t{0}),
+                                          train.value("batch_size", int64_t{0}), train.value("eval_batch_size", int64_t{32}));
+    std::vector<double> in_process, isolated;
+    bool identical = true;
+    int64_t calls = 0;
+    uint64_t bytes = 0;
+    for (int rep = 0; rep < reps; ++rep) {
+      auto t = Clock::now();
+      Classifier local = load_trained_classifier(run, mixer, info, torch::kCPU);
+      const std::vector<int32_t> expected = predict(local, test, run.model.max_len, batch, torch::kCPU, false);
+      in_process.push_back(since(t));
+
+      t = Clock::now();
+      const fs::path scratch = fs::temp_directory_path() / ("lra-bench-isolation-" + std::to_string(getpid()));
+      fs::create_directories(scratch);
+      MixerProcessOptions o;
+      o.exe = lrahost;
+      o.plugin = mixer.descriptor.file.string();
+      o.read_only = {mixer.descriptor.file};
+      o.scratch = scratch;
+      o.sandboxed = !no_sandbox;
+      o.threads = threads;
+      MixerProcess process(o);
+      torch::manual_seed(run.seed);
+      Classifier remote(BackboneSpec{run.model, info.vocab_size, info.num_classes, run.seed, info.paired, run.summary},
+                        remote_mixer_factory(process, recorded_option_texts(run)));
+      load_module(*remote, run.model_file, torch::kCPU);
+      remote->eval();
+      const std::vector<int32_t> got = predict(remote, test, run.model.max_len, batch, torch::kCPU, false);
+      calls = process.stats().calls;
+      bytes = process.stats().bytes;
+      process.stop();
+      isolated.push_back(since(t));
+      fs::remove_all(scratch);
+      identical = identical && got == expected;
+    }
+    const double a = median(in_process), b = median(isolated);
+    const nlohmann::json line = {{"run", run_dir},           {"plugin", run.plugin_name},
+                                 {"task", run.task},         {"test_examples", test.size()},
+                                 {"threads", threads},       {"reps", reps},
+                                 {"sandbox", !no_sandbox},   {"in_process_s", a},
+                                 {"isolated_s", b},          {"ratio", b / a},
+                                 {"calls", calls},           {"bytes", bytes},
+                                 {"identical_predictions", identical}};
+    std::printf("%s\n", line.dump().c_str());
+    return identical ? 0 : 1;
+  } catch (const lra::Error& e) {
+    std::fprintf(stderr, "lra_bench_isolation: %s\n", e.what());
+    return static_cast<int>(e.kind());
+  }
+}

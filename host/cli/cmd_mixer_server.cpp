@@ -1,0 +1,24 @@
+// `lrahost mixer-server` (internal, not listed in --help): the confined half
+// of `verify --reevaluate`, started by the verifier inside the sandbox with
+// its channel at descriptor 3 (reevaluation/mixer_server.h).
+#include "cli/commands.h"
+#include "reevaluation/mixer_server.h"
+#include "reevaluation/sandbox.h"
+
+namespace lra::host {
+
+int mixer_server_command(const MixerServerArgs& a) {
+  return serve_mixer(kSandboxChannelFd, MixerServerOptions{a.plugin, a.device, a.threads});
+}
+
+void add_mixer_server_command(CLI::App& app, CommandSlot& slot) {
+  auto a = std::make_shared<MixerServerArgs>();
+  auto* c = app.add_subcommand("mixer-server", "Internal: the confined half of verify --reevaluate");
+  c->group("");  // not listed in --help
+  c->add_option("--plugin", a->plugin)->required();
+  c->add_option("--device", a->device);
+  c->add_option("--threads", a->threads);
+  on_parsed(c, slot, a, [](MixerServerArgs& args) { return mixer_server_command(args); });
+}
+
+}  // namespace lra::host

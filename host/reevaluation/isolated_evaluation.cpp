@@ -1,0 +1,168 @@
+#include "reevaluation/isolated_evaluation.h"
+
+#include <chrono>
+#include <map>
+
+#include <c10/util/Exception.h>
+#include <torch/torch.h>
+
+#include "common/atomic_file.h"
+#include "common/json_input.h"
+#include "device/device.h"
+#include "lra/status.h"
+#include "manifest/manifest_text.h"
+#include "model/summary_probe.h"
+#include "reevaluation/model_parameters.h"
+#include "rules/summary_position.h"
+#include "train/module_io.h"
+#include "train/optimizer_groups.h"
+#include "train/trainer.h"
+
+namespace lra::host {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// The model's tensors by name, copied (the fresh initialisation, kept).
+NamedTensors snapshot(const torch::nn::Module& m) {
+  NamedTensors out;
+  for (const auto& p : m.named_parameters(true)) out.emplace_back(p.key(), p.value().detach().to(torch::kCPU).clone());
+  for (const auto& b : m.named_buffers(true)) out.emplace_back(b.key(), b.value().detach().to(torch::kCPU).clone());
+  return out;
+}
+
+void restore(torch::nn::Module& m, const NamedTensors& from) {
+  std::map<std::string, const at::Tensor*> by_name;
+  for (const auto& [name, t] : from) by_name[name] = &t;
+  torch::NoGradGuard no_grad;
+  for (const auto& p : m.named_parameters(true)) p.value().copy_(*by_name.at(p.key()));
+  for (const auto& b : m.named_buffers(true)) b.value().copy_(*by_name.at(b.key()));
+}
+
+std::string c10_line(const c10::Error& e) {
+  std::string why = e.what_without_backtrace();
+  if (auto nl = why.find('\n'); nl != std::string::npos) why.resize(nl);
+  return why;
+}
+
+}  // namespace
+
+IsolatedEvaluation evaluate_isolated(const IsolatedEvaluationInput& in, const ReevaluateOptions& o, RunReevaluation& r) {
+  auto fail = [&](std::string why) { r.reasons.push_back(std::move(why)); };
+  IsolatedEvaluation out;
+  const RunRecord& run = in.run;
+  const auto started = std::chrono::steady_clock::now();
+  std::optional<MixerProcess> process;
+  // The process's output goes to the local log however this ends.
+  struct Log {
+    std::optional<MixerProcess>& p;
+    fs::path file;
+    ~Log() {
+      if (!p) return;
+      std::error_code ec;
+      fs::create_directories(file.parent_path(), ec);
+      try {
+        write_file_atomic(file, p->log_tail());
+      } catch (const Error&) {
+      }
+    }
+  } log{process, in.log};
+  const std::string kept = "; its output is kept, unpublished, in logs/" + in.log.filename().string() + " of --out";
+  try {
+    process.emplace(in.process);
+    if (process->plugin_name() != run.plugin_name)
+      throw Error(ErrorKind::plugin, "the submitted plugin opened in the mixer process is not the plugin the run names");
+    const MixerFactory factory = remote_mixer_factory(*process, recorded_option_texts(run));
+
+    // Where the head reads: the host's probe, through the confined mixer.
+    if (run.summary_recorded) {
+      const SummaryPosition probed = choose_summary_position(
+          factory, BackboneSpec{run.model, in.info.vocab_size, in.info.num_classes, run.seed, in.info.paired});
+      const std::string name = summary_position_name(probed);
+      if (probed != run.summary)
+        fail("model.summary is \"" + summary_position_name(run.summary) + "\", but the host's probe of the plugin, "
+             "built as the run built it, gives \"" + name + "\" (docs/rules.md#causal-mixers-and-the-summary-token)");
+      else
+        r.facts.push_back("summary position probed through the mixer process: " + name + ", as recorded");
+    }
+
+    // The model as the run built it before training.
+    torch::manual_seed(run.seed);
+    Classifier model(BackboneSpec{run.model, in.info.vocab_size, in.info.num_classes, run.seed, in.info.paired,
+                                  run.summary},
+                     factory);
+    model->eval();
+    const NamedTensors fresh = snapshot(*model);
+
+    // The optimizer groups: the plugin's hints, grouped by the host.
+    if (const json* recorded = json_at(run.result, {"optimizer"}); recorded && !recorded->is_null()) {
+      std::vector<std::shared_ptr<lra::Mixer>> mixers;
+      for (const auto& block : model->blocks()) mixers.push_back(block->mixer);
+      const json computed =
+          optimizer_record(optimizer_groups(*model, mixers, static_cast<int>(process->abi_minor()), run.plugin_name,
+                                            in.config.train),
+                           in.config.train.weight_decay);
+      if (computed != *recorded)
+        fail("optimizer in result.json is not what the plugin's optimizer hints give for this model: recorded " +
+             recorded->dump() + ", the plugin gives " + computed.dump());
+      else
+        r.facts.push_back("optimizer groups recomputed from the plugin's hints: " +
+                          std::to_string(computed.value("groups", json::array()).size()) + ", as recorded");
+    }
+
+    // The budget, counted from model.pt against the fresh model made here.
+    const ModelFileCount count = count_trained_values(read_model_file(run.model_file), fresh, in.host_buffers);
+    if (count.counted > in.budget.budget)
+      fail("model.pt holds " + std::to_string(count.counted) + " trained values (parameters and mixer buffers that "
+           "differ from their initial values), over the parameter budget " + std::to_string(in.budget.budget) + " (" +
+           manifest_detail::fmt_double(in.config.rules.param_budget_ratio) + " x the reference Transformer's " +
+           std::to_string(in.budget.reference) + ")");
+    r.facts.push_back("parameters counted from model.pt: " + std::to_string(count.counted) + " trained values (budget " +
+                      std::to_string(in.budget.budget) + "; " + std::to_string(count.unchanged) +
+                      " fixed values as initialised, " + std::to_string(count.host_buffers) +
+                      " in the backbone's position table)");
+    out.parameters = {{"counted", count.counted}, {"unchanged", count.unchanged}, {"host_buffers", count.host_buffers},
+                      {"budget", in.budget.budget}, {"reference", in.budget.reference}};
+
+    // The two passes, in the secret order; the mixer process gets its tensors before each.
+    const torch::Device device = pick_device(o.device);
+    model->to(device);
+    const auto& train = run.result.at("config").at("train");
+    const int64_t batch = evaluation_pass(run.result.at("timing").value("micro_batch", int64_t{0}),
+                                          train.value("batch_size", int64_t{0}), train.value("eval_batch_size", int64_t{32}));
+    const bool bf16 = device.is_cuda() && run.result.at("timing").value("precision", std::string()) == "bfloat16 autocast";
+    auto pass = [&](bool trained) {
+      if (trained) {
+        try {
+          load_module(*model, run.model_file, device);
+        } catch (const c10::Error& e) {
+          throw Error(ErrorKind::data, "model.pt does not fit the model result.json describes (" + c10_line(e) + ")");
+        }
+      } else {
+        restore(*model, fresh);
+      }
+      return predict(model, in.inputs, run.model.max_len, batch, device, bf16);
+    };
+    for (bool trained : {in.trained_first, !in.trained_first}) (trained ? out.trained : out.fresh) = pass(trained);
+    const auto& s = process->stats();
+    const SandboxOutcome ended = process->stop();
+    out.isolation = {{"calls", s.calls}, {"bytes", s.bytes}, {"seconds_in_calls", s.seconds},
+                     {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()},
+                     {"process_end", ended.describe()}};
+    r.facts.push_back("mixer process: " + std::to_string(s.calls) + " calls, " + std::to_string(s.bytes >> 20) +
+                      " MiB across the boundary");
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::storage || e.kind() == ErrorKind::memory) throw;
+    out.trained.reset();
+    out.fresh.reset();
+    fail(std::string(e.what()) + kept);
+  } catch (const c10::Error& e) {
+    out.trained.reset();
+    out.fresh.reset();
+    fail("the model could not be evaluated (" + c10_line(e) + ")" + kept);
+  }
+  return out;
+}
+
+}  // namespace lra::host

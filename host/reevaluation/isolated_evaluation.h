@@ -1,0 +1,50 @@
+// One run's model as the verifier evaluates it (reevaluation/reevaluate.h,
+// step 7): built by the verifier itself from the recorded configuration and
+// seed, with every block's mixer in the confined mixer process
+// (reevaluation/mixer_process.h). Everything the verdict is made of is
+// computed here, on the trusted side: the summary position (the host's probe
+// through the remote mixers), the optimizer groups (the plugin's hints, the
+// host's grouping), the fresh initialisation (the backbone's from the seed,
+// the mixers' from the process that never sees model.pt), the count of
+// trained values in model.pt against it, and the predictions with the
+// submitted and with the fresh weights.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "data/task_data.h"
+#include "reevaluation/mixer_process.h"
+#include "reevaluation/reevaluate.h"
+#include "rules/rules.h"
+#include "results/run_record.h"
+
+namespace lra::host {
+
+struct IsolatedEvaluationInput {
+  const RunRecord& run;
+  const Manifest& config;             // the recorded configuration
+  lra::TaskInfo info;
+  const lra::Split& inputs;           // public and private examples, in the secret order
+  std::map<std::string, std::vector<int64_t>> host_buffers;  // the backbone's fixed buffers: name -> shape
+  ParamBudget budget;
+  MixerProcessOptions process;
+  std::filesystem::path log;          // the process's output, for the maintainer only
+  bool trained_first = true;          // the secret order of the two passes
+};
+
+struct IsolatedEvaluation {
+  std::optional<std::vector<int32_t>> trained, fresh;  // predictions; nullopt when a pass failed
+  nlohmann::json parameters, isolation;                // reevaluation.json's "parameters" and "isolation"
+};
+
+// Appends reasons and facts to `r` as it goes; throws only lra::Error(storage/memory).
+IsolatedEvaluation evaluate_isolated(const IsolatedEvaluationInput& in, const ReevaluateOptions& o, RunReevaluation& r);
+
+}  // namespace lra::host

@@ -1,0 +1,90 @@
+// The wire between the verifier and the confined mixer process
+// (reevaluation/mixer_process.h, reevaluation/mixer_server.h): framed
+// messages over a Unix socket, each an operation code and a body of plain
+// little-endian fields and raw tensors. Nothing richer (no pickle, no JSON
+// from the confined side): every read is bounded and checked, and a bad
+// message is an error in the verifier's own words, never its bytes.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <ATen/Tensor.h>
+
+#include "lra/mixer.h"
+
+namespace lra::host::wire {
+
+enum class Op : uint32_t {
+  hello = 1,    // -> plugin name, ABI minor version
+  create = 2,   // spec, options, generator state -> id, tensors, hints, generator state
+  load = 3,     // id, tensors -> ok
+  forward = 4,  // id, training, autocast, x, mask -> output
+  ok = 100,
+  error = 101,  // body: the lra::ErrorKind code only (the text goes to the process's own log)
+};
+
+struct Message {
+  Op op;
+  std::string body;
+};
+
+// One message; a channel the other side closed is Error(plugin).
+void send_message(int fd, Op op, const std::string& body);
+
+// The next message; nullopt when the other side closed the channel before one
+// began. A body over `max_bytes`, a frame cut short or a wait past
+// `timeout_ms` (-1: none) is Error(plugin) saying which.
+std::optional<Message> receive_message(int fd, uint64_t max_bytes, int timeout_ms);
+
+// A tensor's place in the mixer's module tree and whether it is a parameter.
+struct NamedTensor {
+  std::string name;
+  bool parameter = true;  // else a buffer; a parameter's requires_grad crosses with it
+  at::Tensor tensor;
+};
+
+class Writer {
+ public:
+  void u8(uint8_t v) { raw(&v, 1); }
+  void u32(uint32_t v) { raw(&v, 4); }
+  void i64(int64_t v) { raw(&v, 8); }
+  void f64(double v) { raw(&v, 8); }
+  void str(const std::string& s);
+  void tensor(const at::Tensor& t);  // any device and layout; sent contiguous from the CPU
+  void tensors(const std::vector<NamedTensor>& ts);
+  void spec(const lra::MixerSpec& s);  // every field of the SDK's MixerSpec
+  std::string& bytes() { return out_; }
+
+ private:
+  void raw(const void* p, size_t n) { out_.append(static_cast<const char*>(p), n); }
+  std::string out_;
+};
+
+// Reads a body; any field past its end or over its bound is Error(plugin)
+// naming `what` (the message it reads, in the verifier's words).
+class Reader {
+ public:
+  Reader(const std::string& body, std::string what) : b_(body), what_(std::move(what)) {}
+  uint8_t u8();
+  uint32_t u32();
+  int64_t i64();
+  double f64();
+  std::string str(size_t max_bytes);
+  // A tensor of at most `max_elements` elements, on the CPU.
+  at::Tensor tensor(int64_t max_elements);
+  std::vector<NamedTensor> tensors(size_t max_count, int64_t max_elements);
+  lra::MixerSpec spec();
+  void end() const;  // nothing may follow the last field
+
+ private:
+  const char* take(size_t n);
+  [[noreturn]] void bad(const std::string& why) const;
+  const std::string& b_;
+  size_t at_ = 0;
+  std::string what_;
+};
+
+}  // namespace lra::host::wire
