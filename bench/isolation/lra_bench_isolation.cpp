@@ -92,6 +92,7 @@ int main(int argc, char** argv) {
       o.sandboxed = !no_sandbox;
       o.threads = threads;
       MixerProcess process(o);
+      process.open();
       torch::manual_seed(run.seed);
       Classifier remote(BackboneSpec{run.model, info.vocab_size, info.num_classes, run.seed, info.paired, run.summary},
                         remote_mixer_factory(process, recorded_option_texts(run)));

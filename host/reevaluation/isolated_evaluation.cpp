@@ -71,6 +71,7 @@ IsolatedEvaluation evaluate_isolated(const IsolatedEvaluationInput& in, const Re
   const std::string kept = "; its output is kept, unpublished, in logs/" + in.log.filename().string() + " of --out";
   try {
     process.emplace(in.process);
+    process->open();
     if (process->plugin_name() != run.plugin_name)
       throw Error(ErrorKind::plugin, "the submitted plugin opened in the mixer process is not the plugin the run names");
     const MixerFactory factory = remote_mixer_factory(*process, recorded_option_texts(run));

@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <thread>
@@ -115,6 +116,9 @@ MixerProcess::MixerProcess(const MixerProcessOptions& o) : o_(o) {
   mounts.read_only = o.read_only;
   process_ = std::make_unique<SandboxProcess>(argv, o.scratch, o.limits, mounts, o.sandboxed, pair[1]);
   close(pair[1]);  // the process holds its own copy; its end closes the channel
+}
+
+void MixerProcess::open() {
   wire::Writer w;
   const wire::Message m = call(Op::hello, w.bytes(), "open the plugin");
   wire::Reader r(m.body, "answer to hello");
@@ -141,7 +145,8 @@ wire::Message MixerProcess::call(Op op, const std::string& body, const std::stri
   std::optional<wire::Message> answer;
   try {
     wire::send_message(channel_, op, body);
-    answer = wire::receive_message(channel_, kMaxAnswerBytes, o_.call_timeout_seconds * 1000);
+    answer = wire::receive_message(channel_, kMaxAnswerBytes,
+                                    static_cast<int>(std::min<int64_t>(int64_t{o_.call_timeout_seconds} * 1000, 1 << 30)));
   } catch (const Error& e) {
     const bool late = std::string(e.what()).find("time limit") != std::string::npos;
     if (late)

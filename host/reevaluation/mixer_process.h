@@ -38,11 +38,13 @@ struct MixerProcessOptions {
 
 class MixerProcess {
  public:
-  // Starts the process and asks the plugin's name and ABI minor version.
-  // Anything that goes wrong with it, here or in a later call, is
-  // Error(plugin) in the verifier's words; its own output stays in log_tail().
+  // Starts the process (Error(storage) only when no channel can be made).
   explicit MixerProcess(const MixerProcessOptions& o);
   ~MixerProcess();
+  // Has it open the plugin: its name and ABI minor version. Anything that goes
+  // wrong with the process, here or in a later call, is Error(plugin) in the
+  // verifier's words; its own output stays in log_tail().
+  void open();
 
   const std::string& plugin_name() const { return name_; }
   uint32_t abi_minor() const { return abi_minor_; }
