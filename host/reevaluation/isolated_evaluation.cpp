@@ -6,7 +6,6 @@
 #include <c10/util/Exception.h>
 #include <torch/torch.h>
 
-#include "common/atomic_file.h"
 #include "common/json_input.h"
 #include "device/device.h"
 #include "lra/status.h"
@@ -48,33 +47,27 @@ std::string c10_line(const c10::Error& e) {
 
 }  // namespace
 
-IsolatedEvaluation evaluate_isolated(const IsolatedEvaluationInput& in, const ReevaluateOptions& o, RunReevaluation& r) {
+IsolatedEvaluation evaluate_isolated(const IsolatedEvaluationInput& in, MixerProcess& process, const ReevaluateOptions& o,
+                                     RunReevaluation& r) {
   auto fail = [&](std::string why) { r.reasons.push_back(std::move(why)); };
   IsolatedEvaluation out;
   const RunRecord& run = in.run;
   const auto started = std::chrono::steady_clock::now();
-  std::optional<MixerProcess> process;
-  // The process's output goes to the local log however this ends.
-  struct Log {
-    std::optional<MixerProcess>& p;
-    fs::path file;
-    ~Log() {
-      if (!p) return;
-      std::error_code ec;
-      fs::create_directories(file.parent_path(), ec);
-      try {
-        write_file_atomic(file, p->log_tail());
-      } catch (const Error&) {
-      }
-    }
-  } log{process, in.log};
-  const std::string kept = "; its output is kept, unpublished, in logs/" + in.log.filename().string() + " of --out";
+  const std::string kept = "; its output is kept, unpublished, in logs/" + r.run + "-mixer.log of --out";
+  // The two processes take turns: while the mixer process computes, the
+  // verifier waits. On one thread the verifier's BLAS leaves no worker
+  // spinning on a core the mixer process needs (OpenBLAS's workers spin
+  // ~0.1 s after each call); measured in bench/isolation.
+  struct OneThread {
+    int threads;
+    explicit OneThread(int t) : threads(t) { configure_cpu_threads(1); }
+    ~OneThread() { configure_cpu_threads(threads); }
+  } one_thread(o.threads);
   try {
-    process.emplace(in.process);
-    process->open();
-    if (process->plugin_name() != run.plugin_name)
+    process.open();
+    if (process.plugin_name() != run.plugin_name)
       throw Error(ErrorKind::plugin, "the submitted plugin opened in the mixer process is not the plugin the run names");
-    const MixerFactory factory = remote_mixer_factory(*process, recorded_option_texts(run));
+    const MixerFactory factory = remote_mixer_factory(process, recorded_option_texts(run));
 
     // Where the head reads: the host's probe, through the confined mixer.
     if (run.summary_recorded) {
@@ -101,7 +94,7 @@ IsolatedEvaluation evaluate_isolated(const IsolatedEvaluationInput& in, const Re
       std::vector<std::shared_ptr<lra::Mixer>> mixers;
       for (const auto& block : model->blocks()) mixers.push_back(block->mixer);
       const json computed =
-          optimizer_record(optimizer_groups(*model, mixers, static_cast<int>(process->abi_minor()), run.plugin_name,
+          optimizer_record(optimizer_groups(*model, mixers, static_cast<int>(process.abi_minor()), run.plugin_name,
                                             in.config.train),
                            in.config.train.weight_decay);
       if (computed != *recorded)
@@ -146,8 +139,8 @@ IsolatedEvaluation evaluate_isolated(const IsolatedEvaluationInput& in, const Re
       return predict(model, in.inputs, run.model.max_len, batch, device, bf16);
     };
     for (bool trained : {in.trained_first, !in.trained_first}) (trained ? out.trained : out.fresh) = pass(trained);
-    const auto& s = process->stats();
-    const SandboxOutcome ended = process->stop();
+    const auto& s = process.stats();
+    const SandboxOutcome ended = process.stop();
     out.isolation = {{"calls", s.calls}, {"bytes", s.bytes}, {"seconds_in_calls", s.seconds},
                      {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()},
                      {"process_end", ended.describe()}};

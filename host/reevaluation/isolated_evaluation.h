@@ -34,8 +34,6 @@ struct IsolatedEvaluationInput {
   const lra::Split& inputs;           // public and private examples, in the secret order
   std::map<std::string, std::vector<int64_t>> host_buffers;  // the backbone's fixed buffers: name -> shape
   ParamBudget budget;
-  MixerProcessOptions process;
-  std::filesystem::path log;          // the process's output, for the maintainer only
   bool trained_first = true;          // the secret order of the two passes
 };
 
@@ -44,7 +42,10 @@ struct IsolatedEvaluation {
   nlohmann::json parameters, isolation;                // reevaluation.json's "parameters" and "isolation"
 };
 
-// Appends reasons and facts to `r` as it goes; throws only lra::Error(storage/memory).
-IsolatedEvaluation evaluate_isolated(const IsolatedEvaluationInput& in, const ReevaluateOptions& o, RunReevaluation& r);
+// `process`: started (not yet opened) with the run's plugin; its output is
+// the caller's to keep (MixerProcess::log_tail). Appends reasons and facts to
+// `r` as it goes; throws only lra::Error(storage/memory).
+IsolatedEvaluation evaluate_isolated(const IsolatedEvaluationInput& in, MixerProcess& process, const ReevaluateOptions& o,
+                                     RunReevaluation& r);
 
 }  // namespace lra::host

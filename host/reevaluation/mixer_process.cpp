@@ -107,24 +107,29 @@ class RemoteMixer final : public lra::Mixer {
 
 MixerProcess::MixerProcess(const MixerProcessOptions& o) : o_(o) {
   int pair[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
-    throw Error(ErrorKind::storage, std::string("cannot make the mixer process's channel: ") + std::strerror(errno));
+  wire::make_channel(pair);
   channel_ = pair[0];
   const std::vector<std::string> argv = {o.exe,      "mixer-server", "--plugin", o.plugin,
                                          "--device", o.device,       "--threads", std::to_string(o.threads)};
   SandboxMounts mounts;
   mounts.read_only = o.read_only;
-  process_ = std::make_unique<SandboxProcess>(argv, o.scratch, o.limits, mounts, o.sandboxed, pair[1]);
+  // Its BLAS workers sleep right after a call instead of spinning ~0.1 s on a
+  // core the verifier needs next (OpenBLAS: 2^4 cycles; measured in bench/isolation).
+  SandboxLimits limits = o.limits;
+  limits.env.emplace("OPENBLAS_THREAD_TIMEOUT", "4");
+  process_ = std::make_unique<SandboxProcess>(argv, o.scratch, limits, mounts, o.sandboxed, pair[1]);
   close(pair[1]);  // the process holds its own copy; its end closes the channel
 }
 
 void MixerProcess::open() {
+  const auto start = std::chrono::steady_clock::now();
   wire::Writer w;
-  const wire::Message m = call(Op::hello, w.bytes(), "open the plugin");
+  const wire::Message m = call(Op::hello, w, "open the plugin");
   wire::Reader r(m.body, "answer to hello");
   name_ = r.str(4096);
   abi_minor_ = r.u32();
   r.end();
+  open_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 MixerProcess::~MixerProcess() {
@@ -139,7 +144,7 @@ void MixerProcess::fail(const std::string& why) {
   throw Error(ErrorKind::plugin, why);
 }
 
-wire::Message MixerProcess::call(Op op, const std::string& body, const std::string& what) {
+wire::Message MixerProcess::call(Op op, const wire::Writer& body, const std::string& what) {
   if (broken_) throw Error(ErrorKind::plugin, broken_why_);
   const auto start = std::chrono::steady_clock::now();
   std::optional<wire::Message> answer;
@@ -186,7 +191,7 @@ MixerProcess::Created MixerProcess::create(const lra::MixerSpec& spec, const std
     before = gen.get_state();
   }
   w.tensor(before);
-  const wire::Message m = call(Op::create, w.bytes(), "create the mixer of block " + std::to_string(spec.layer_index));
+  const wire::Message m = call(Op::create, w, "create the mixer of block " + std::to_string(spec.layer_index));
   wire::Reader r(m.body, "answer to create");
   Created c;
   c.id = r.u32();
@@ -216,7 +221,7 @@ void MixerProcess::load(uint32_t id, const std::vector<wire::NamedTensor>& tenso
   wire::Writer w;
   w.u32(id);
   w.tensors(tensors);
-  const wire::Message m = call(Op::load, w.bytes(), "take the mixer's tensors");
+  const wire::Message m = call(Op::load, w, "take the mixer's tensors");
   wire::Reader(m.body, "answer to load").end();
 }
 
@@ -228,7 +233,7 @@ at::Tensor MixerProcess::forward(uint32_t id, const at::Tensor& x, const at::Ten
   w.tensor(x);
   w.u8(mask.defined() ? 1 : 0);
   if (mask.defined()) w.tensor(mask);
-  const wire::Message m = call(Op::forward, w.bytes(), "answer a forward call");
+  const wire::Message m = call(Op::forward, w, "answer a forward call");
   wire::Reader r(m.body, "answer to forward");
   at::Tensor out = r.tensor(x.numel());
   r.end();

@@ -47,6 +47,9 @@ class MixerProcess {
   void open();
 
   const std::string& plugin_name() const { return name_; }
+  const MixerProcessOptions& options() const { return o_; }
+  // How long open() waited for the process (its start, LibTorch's loading, the plugin's opening).
+  double open_seconds() const { return open_seconds_; }
   uint32_t abi_minor() const { return abi_minor_; }
 
   struct Created {
@@ -73,7 +76,7 @@ class MixerProcess {
   const Stats& stats() const { return stats_; }
 
  private:
-  wire::Message call(wire::Op op, const std::string& body, const std::string& what);
+  wire::Message call(wire::Op op, const wire::Writer& body, const std::string& what);
   [[noreturn]] void fail(const std::string& why);
 
   MixerProcessOptions o_;
@@ -81,6 +84,7 @@ class MixerProcess {
   std::unique_ptr<SandboxProcess> process_;
   std::string name_;
   uint32_t abi_minor_ = 0;
+  double open_seconds_ = 0;
   bool broken_ = false;
   std::string broken_why_;
   std::optional<SandboxOutcome> outcome_;

@@ -42,8 +42,8 @@ class Server {
  public:
   explicit Server(const MixerServerOptions& o) : o_(o), device_(pick_device(o.device)) {}
 
-  std::string handle(const wire::Message& m) {
-    wire::Writer w;
+  // The answer's body; `w` is filled in place (its tensors stay alive with it).
+  void handle(const wire::Message& m, wire::Writer& w) {
     wire::Reader r(m.body, "request");
     switch (m.op) {
       case Op::hello:
@@ -57,7 +57,6 @@ class Server {
       default: throw Error(ErrorKind::usage, "unknown request");
     }
     r.end();
-    return std::move(w.bytes());
   }
 
  private:
@@ -126,7 +125,8 @@ class Server {
     mixer.train(training);
     torch::NoGradGuard no_grad;
     CudaBf16Autocast bf16(autocast && device_.is_cuda());
-    w.tensor(mixer.forward(x, mask));
+    const at::Tensor y = mixer.forward(x, mask);
+    w.tensor(y);
   }
 
   MixerServerOptions o_;
@@ -149,23 +149,25 @@ int serve_mixer(int fd, const MixerServerOptions& o) {
       return static_cast<int>(ErrorKind::usage);
     }
     if (!m) return 0;  // the verifier is done
-    Op op = Op::ok;
-    std::string body;
+    wire::Writer answer;
+    uint32_t failed = 0;  // the ErrorKind of a request that failed; its text only goes to the log
     try {
-      body = server.handle(*m);
+      server.handle(*m, answer);
     } catch (const Error& e) {
       std::fprintf(stderr, "mixer-server: %s\n", e.what());
-      op = Op::error;
-      const uint32_t kind = static_cast<uint32_t>(e.kind());
-      body.assign(reinterpret_cast<const char*>(&kind), 4);
+      failed = static_cast<uint32_t>(e.kind());
     } catch (const std::exception& e) {
       std::fprintf(stderr, "mixer-server: %s\n", e.what());
-      op = Op::error;
-      const uint32_t kind = static_cast<uint32_t>(ErrorKind::plugin);
-      body.assign(reinterpret_cast<const char*>(&kind), 4);
+      failed = static_cast<uint32_t>(ErrorKind::plugin);
     }
     std::fflush(stderr);
-    wire::send_message(fd, op, body);
+    if (failed) {
+      wire::Writer kind;
+      kind.u32(failed);
+      wire::send_message(fd, Op::error, kind);
+    } else {
+      wire::send_message(fd, Op::ok, answer);
+    }
   }
 }
 

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <new>
 
 #include <ATen/ATen.h>
 
@@ -18,6 +19,21 @@ namespace {
 
 constexpr uint32_t kMagic = 0x4d41524cu;  // "LRAM"
 constexpr size_t kMaxDims = 8;
+constexpr size_t kAlign = 64;  // a tensor's bytes start at a multiple of this in the body
+
+size_t padding(size_t offset) { return (kAlign - offset % kAlign) % kAlign; }
+
+void send_all(int fd, const char* p, size_t n) {
+  size_t sent = 0;
+  while (sent < n) {
+    // MSG_NOSIGNAL: a closed peer is an error here, not a SIGPIPE that ends the verifier.
+    const ssize_t k = ::send(fd, p + sent, n - sent, MSG_NOSIGNAL);
+    if (k > 0) sent += static_cast<size_t>(k);
+    else if (k < 0 && errno == EINTR) continue;
+    else throw Error(ErrorKind::plugin, std::string("the mixer channel is closed (") +
+                                             (k < 0 ? std::strerror(errno) : "no progress") + ")");
+  }
+}
 
 // The dtypes a mixer's tensors and outputs may have, by wire code.
 constexpr at::ScalarType kTypes[] = {at::kFloat, at::kDouble, at::kBFloat16, at::kHalf, at::kLong,
@@ -65,23 +81,49 @@ bool read_exact(int fd, char* p, size_t n, std::chrono::steady_clock::time_point
 
 }  // namespace
 
-void send_message(int fd, Op op, const std::string& body) {
-  std::string frame(16, '\0');
-  const uint32_t head[2] = {kMagic, static_cast<uint32_t>(op)};
+void make_channel(int fds[2]) {
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
+    throw Error(ErrorKind::storage, std::string("cannot make the mixer process's channel: ") + std::strerror(errno));
+  const int size = 8 << 20;  // capped by net.core.wmem_max unless the verifier may force it (root)
+  for (int i = 0; i < 2; ++i)
+    for (int opt : {SO_SNDBUF, SO_RCVBUF})
+      if (setsockopt(fds[i], SOL_SOCKET, opt == SO_SNDBUF ? SO_SNDBUFFORCE : SO_RCVBUFFORCE, &size, sizeof size) != 0)
+        setsockopt(fds[i], SOL_SOCKET, opt, &size, sizeof size);
+}
+
+Body::Body(size_t bytes)
+    : buf_(static_cast<char*>(::operator new(bytes ? bytes : 1, std::align_val_t(kAlign))),
+           [](char* p) { ::operator delete(p, std::align_val_t(kAlign)); }),
+      size_(bytes) {}
+
+Body::Body(const std::string& bytes) : Body(bytes.size()) {
+  if (!bytes.empty()) std::memcpy(buf_.get(), bytes.data(), bytes.size());
+}
+
+void send_message(int fd, Op op, const Writer& body) {
+  char head[16];
+  const uint32_t words[2] = {kMagic, static_cast<uint32_t>(op)};
   const uint64_t size = body.size();
-  std::memcpy(frame.data(), head, 8);
-  std::memcpy(frame.data() + 8, &size, 8);
-  for (const std::string* part : {static_cast<const std::string*>(&frame), &body}) {
-    size_t sent = 0;
-    while (sent < part->size()) {
-      // MSG_NOSIGNAL: a closed peer is an error here, not a SIGPIPE that ends the verifier.
-      const ssize_t n = ::send(fd, part->data() + sent, part->size() - sent, MSG_NOSIGNAL);
-      if (n > 0) sent += static_cast<size_t>(n);
-      else if (n < 0 && errno == EINTR) continue;
-      else throw Error(ErrorKind::plugin, std::string("the mixer channel is closed (") +
-                                               (n < 0 ? std::strerror(errno) : "no progress") + ")");
-    }
+  std::memcpy(head, words, 8);
+  std::memcpy(head + 8, &size, 8);
+  send_all(fd, head, sizeof head);
+  size_t from = 0;
+  for (const auto& span : body.spans()) {
+    send_all(fd, body.copied().data() + from, span.end - from);
+    send_all(fd, static_cast<const char*>(span.tensor.data_ptr()), span.tensor.nbytes());
+    from = span.end;
   }
+  send_all(fd, body.copied().data() + from, body.copied().size() - from);
+}
+
+void send_message(int fd, Op op, const std::string& body) {
+  char head[16];
+  const uint32_t words[2] = {kMagic, static_cast<uint32_t>(op)};
+  const uint64_t size = body.size();
+  std::memcpy(head, words, 8);
+  std::memcpy(head + 8, &size, 8);
+  send_all(fd, head, sizeof head);
+  send_all(fd, body.data(), body.size());
 }
 
 std::optional<Message> receive_message(int fd, uint64_t max_bytes, int timeout_ms) {
@@ -98,7 +140,7 @@ std::optional<Message> receive_message(int fd, uint64_t max_bytes, int timeout_m
   if (size > max_bytes)
     throw Error(ErrorKind::plugin, "a message on the mixer channel announces " + std::to_string(size) +
                                        " bytes, over its bound of " + std::to_string(max_bytes));
-  Message m{static_cast<Op>(op), std::string(size, '\0')};
+  Message m{static_cast<Op>(op), Body(size)};
   if (size > 0 && !read_exact(fd, m.body.data(), size, deadline, timed))
     throw Error(ErrorKind::plugin, "the mixer channel ended inside a message");
   return m;
@@ -114,7 +156,23 @@ void Writer::tensor(const at::Tensor& t_in) {
   u8(type_code(t.scalar_type()));
   u8(static_cast<uint8_t>(t.dim()));
   for (int64_t d : t.sizes()) i64(d);
-  raw(t.data_ptr(), t.nbytes());
+  out_.append(padding(size()), '\0');
+  if (t.nbytes() == 0) return;
+  spans_.push_back({out_.size(), t});
+  referenced_ += t.nbytes();
+}
+
+std::string Writer::flat() const {
+  std::string all;
+  all.reserve(size());
+  size_t from = 0;
+  for (const auto& span : spans_) {
+    all.append(out_, from, span.end - from);
+    all.append(static_cast<const char*>(span.tensor.data_ptr()), span.tensor.nbytes());
+    from = span.end;
+  }
+  all.append(out_, from, std::string::npos);
+  return all;
 }
 
 void Writer::tensors(const std::vector<NamedTensor>& ts) {
@@ -162,7 +220,7 @@ void Reader::bad(const std::string& why) const {
 }
 
 const char* Reader::take(size_t n) {
-  if (n > b_.size() - at_) bad("it ends early");
+  if (at_ > b_.size() || n > b_.size() - at_) bad("it ends early");
   const char* p = b_.data() + at_;
   at_ += n;
   return p;
@@ -205,11 +263,17 @@ at::Tensor Reader::tensor(int64_t max_elements) {
     elements *= d;
     sizes.push_back(d);
   }
-  // A bool is read as a byte and compared: any other byte than 0 or 1 in a bool tensor is undefined behaviour.
+  (void)take(padding(at_));
+  // The tensor shares the body's buffer (aligned, kept alive by the tensor).
+  // A bool is read as a byte and compared: any other byte than 0 or 1 in a
+  // bool tensor is undefined behaviour.
   const bool boolean = kTypes[code] == at::kBool;
-  at::Tensor t = at::empty(sizes, at::TensorOptions().dtype(boolean ? at::kByte : kTypes[code]));
-  const size_t bytes = t.nbytes();
-  if (bytes) std::memcpy(t.data_ptr(), take(bytes), bytes);
+  const auto options = at::TensorOptions().dtype(boolean ? at::kByte : kTypes[code]);
+  const size_t bytes = static_cast<size_t>(elements) * at::elementSize(boolean ? at::kByte : kTypes[code]);
+  if (bytes == 0) return at::empty(sizes, options.dtype(kTypes[code]));
+  char* data = const_cast<char*>(take(bytes));
+  std::shared_ptr<char> owner = b_.owner();
+  at::Tensor t = at::from_blob(data, sizes, [owner](void*) mutable { owner.reset(); }, options);
   return boolean ? t.ne(0) : t;
 }
 

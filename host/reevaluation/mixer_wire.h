@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,12 +27,36 @@ enum class Op : uint32_t {
   error = 101,  // body: the lra::ErrorKind code only (the text goes to the process's own log)
 };
 
-struct Message {
-  Op op;
-  std::string body;
+// A received body: its bytes in a 64-byte aligned buffer, which the tensors
+// read from it share (no copy; they keep it alive).
+class Body {
+ public:
+  Body() = default;
+  explicit Body(size_t bytes);  // uninitialised
+  explicit Body(const std::string& bytes);
+  char* data() { return buf_.get(); }
+  const char* data() const { return buf_.get(); }
+  size_t size() const { return size_; }
+  const std::shared_ptr<char>& owner() const { return buf_; }
+
+ private:
+  std::shared_ptr<char> buf_;
+  size_t size_ = 0;
 };
 
+struct Message {
+  Op op;
+  Body body;
+};
+
+// Both ends of a new channel (socketpair), with socket buffers sized for
+// tensors of megabytes (fewer round trips than the default ~200 KB).
+void make_channel(int fds[2]);
+
+class Writer;
+
 // One message; a channel the other side closed is Error(plugin).
+void send_message(int fd, Op op, const Writer& body);
 void send_message(int fd, Op op, const std::string& body);
 
 // The next message; nullopt when the other side closed the channel before one
@@ -46,6 +71,8 @@ struct NamedTensor {
   at::Tensor tensor;
 };
 
+// A body: small fields copied, tensors' bytes referenced (sent from their own
+// memory, each starting at a 64-byte aligned offset of the body).
 class Writer {
  public:
   void u8(uint8_t v) { raw(&v, 1); }
@@ -56,17 +83,29 @@ class Writer {
   void tensor(const at::Tensor& t);  // any device and layout; sent contiguous from the CPU
   void tensors(const std::vector<NamedTensor>& ts);
   void spec(const lra::MixerSpec& s);  // every field of the SDK's MixerSpec
-  std::string& bytes() { return out_; }
+  size_t size() const { return out_.size() + referenced_; }
+  std::string flat() const;  // the whole body as bytes (tests, small messages)
+
+  // The body in order: a copied run of out_, then a tensor's bytes, ...
+  struct Span {
+    size_t end;        // out_ up to here comes before the tensor
+    at::Tensor tensor;  // contiguous, on the CPU
+  };
+  const std::string& copied() const { return out_; }
+  const std::vector<Span>& spans() const { return spans_; }
 
  private:
   void raw(const void* p, size_t n) { out_.append(static_cast<const char*>(p), n); }
   std::string out_;
+  std::vector<Span> spans_;
+  size_t referenced_ = 0;
 };
 
 // Reads a body; any field past its end or over its bound is Error(plugin)
 // naming `what` (the message it reads, in the verifier's words).
 class Reader {
  public:
+  Reader(Body body, std::string what) : b_(std::move(body)), what_(std::move(what)) {}
   Reader(const std::string& body, std::string what) : b_(body), what_(std::move(what)) {}
   uint8_t u8();
   uint32_t u32();
@@ -82,7 +121,7 @@ class Reader {
  private:
   const char* take(size_t n);
   [[noreturn]] void bad(const std::string& why) const;
-  const std::string& b_;
+  Body b_;
   size_t at_ = 0;
   std::string what_;
 };

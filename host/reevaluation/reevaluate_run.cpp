@@ -17,6 +17,7 @@
 #include "model/backbone.h"
 #include "plugins/loader.h"
 #include "reevaluation/data_params_check.h"
+#include "common/atomic_file.h"
 #include "reevaluation/isolated_evaluation.h"
 #include "reevaluation/private_set.h"
 #include "results/result.h"
@@ -98,6 +99,31 @@ void make_readable_folder(const fs::path& dir) {
 }
 
 
+// The confined process of one run's mixers: the submitted plugin staged
+// readable for user nobody, an empty scratch folder, the run's time limits.
+MixerProcessOptions mixer_process_options(const RunContext& ctx) {
+  const ReevaluateOptions& o = ctx.o;
+  make_readable_folder(ctx.scratch);
+  make_readable_folder(ctx.scratch / "plugin");
+  // A Python mixer's folder is staged whole; the process binds it, and the host's Python plugin, read-only.
+  const StagedPlugin plugin = stage_plugin(ctx.submitted, ctx.scratch / "plugin");
+  fs::create_directories(ctx.scratch / "mixer");
+  MixerProcessOptions p;
+  p.exe = fs::read_symlink("/proc/self/exe").string();
+  p.plugin = plugin.spec;
+  p.read_only = plugin.extra;
+  p.read_only.push_back(plugin.staged);
+  p.scratch = ctx.scratch / "mixer";
+  p.limits = o.limits;
+  p.limits.timeout_seconds = ctx.time_limit_seconds;
+  p.limits.gpu = o.device.rfind("cuda", 0) == 0;
+  p.sandboxed = o.sandbox;
+  p.device = o.device;
+  p.threads = o.threads;
+  p.call_timeout_seconds = std::min(o.call_timeout_seconds, ctx.time_limit_seconds);
+  return p;
+}
+
 }  // namespace
 
 void reevaluate_run(const RunContext& ctx, RunReevaluation& r) {
@@ -154,7 +180,24 @@ void reevaluate_run(const RunContext& ctx, RunReevaluation& r) {
     return;
   }
 
-  // 4. The official data, on the verifier's side: only label-free inputs go into the sandbox.
+  // The mixer process starts now and loads LibTorch while the verifier
+  // prepares the data; it runs host code only until step 7 asks it to open
+  // the plugin. Its output goes to the maintainer's local log however this ends.
+  MixerProcess process(mixer_process_options(ctx));
+  struct Log {
+    MixerProcess& p;
+    fs::path file;
+    ~Log() {
+      std::error_code ec;
+      fs::create_directories(file.parent_path(), ec);
+      try {
+        write_file_atomic(file, p.log_tail());
+      } catch (const Error&) {
+      }
+    }
+  } log{process, ctx.log_dir / (r.run + "-mixer.log")};
+
+  // 4. The official data, on the verifier's side; they never leave it.
   const LoadedPlugin& task = open_plugin(task_name, LRA_KIND_TASK);
   const json* dp = json_at(result, {"task", "data_params"});
   const lra::Params run_params = params_from_json(dp ? *dp : json::object());
@@ -213,29 +256,11 @@ void reevaluate_run(const RunContext& ctx, RunReevaluation& r) {
   //    submitted code sees its own tensors and the mixer inputs, never a
   //    file of the run. The two passes differ only in the mixers' tensors.
   const RunRecord run = read_run_record(run_dir);
-  make_readable_folder(ctx.scratch);
-  make_readable_folder(ctx.scratch / "plugin");
-  // A Python mixer's folder is staged whole; the process binds it, and the host's Python plugin, read-only.
-  const StagedPlugin plugin = stage_plugin(submitted, ctx.scratch / "plugin");
-  fs::create_directories(ctx.scratch / "mixer");
-  IsolatedEvaluationInput in{run, config, info, shuffled, host_buffers, budget, {}, ctx.log_dir / (r.run + "-mixer.log"),
-                             (secret() & 1) != 0};
-  in.process.exe = fs::read_symlink("/proc/self/exe").string();
-  in.process.plugin = plugin.spec;
-  in.process.read_only = plugin.extra;
-  in.process.read_only.push_back(plugin.staged);
-  in.process.scratch = ctx.scratch / "mixer";
-  in.process.limits = o.limits;
-  in.process.limits.timeout_seconds = ctx.time_limit_seconds;
-  in.process.limits.gpu = o.device.rfind("cuda", 0) == 0;
-  in.process.sandboxed = o.sandbox;
-  in.process.device = o.device;
-  in.process.threads = o.threads;
-  in.process.call_timeout_seconds = std::min(o.call_timeout_seconds, ctx.time_limit_seconds);
+  const IsolatedEvaluationInput in{run, config, info, shuffled, host_buffers, budget, (secret() & 1) != 0};
   r.report["sandbox"] = {{"bubblewrap", o.sandbox},
                          {"memory_limit_bytes", o.limits.memory_bytes},
                          {"time_limit_seconds", ctx.time_limit_seconds},
-                         {"call_time_limit_seconds", in.process.call_timeout_seconds}};
+                         {"call_time_limit_seconds", process.options().call_timeout_seconds}};
   if (submitted.python) {
     const json* files = json_at(result, {"plugin", "source", "files"});
     r.facts.push_back("Python mixer: plugin.sha256 is that of the " +
@@ -244,7 +269,8 @@ void reevaluate_run(const RunContext& ctx, RunReevaluation& r) {
     r.facts.push_back("Python mixer: the run used Python " + text::visible_text(text_at(result, {"plugin", "source", "python"}).substr(0, 32)) +
                       ", torch " + text::visible_text(text_at(result, {"plugin", "source", "torch"}).substr(0, 32)) + " (plugin.source)");
   }
-  IsolatedEvaluation eval = evaluate_isolated(in, o, r);
+  IsolatedEvaluation eval = evaluate_isolated(in, process, o, r);
+  eval.isolation["start_wait_seconds"] = process.open_seconds();
   if (!eval.parameters.is_null()) r.report["parameters"] = eval.parameters;
   if (!eval.isolation.is_null()) r.report["isolation"] = eval.isolation;
   if (!eval.trained || !eval.fresh) return;

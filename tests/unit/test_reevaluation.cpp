@@ -204,7 +204,7 @@ TEST(MixerWire, TensorsSpecsAndFieldsRoundTrip) {
   const at::Tensor mask = at::rand({2, 3}).gt(0.5);
   w.tensors({{"proj.q.weight", true, x.requires_grad_(true)}, {"gate", false, mask}});
   w.str("name");
-  wire::Reader r(w.bytes(), "test message");
+  wire::Reader r(w.flat(), "test message");
   const lra::MixerSpec back = r.spec();
   EXPECT_EQ(back.d_model, 64);
   EXPECT_EQ(back.heads, 4);
@@ -231,7 +231,7 @@ TEST(MixerWire, TensorsSpecsAndFieldsRoundTrip) {
 TEST(MixerWire, AdversarialMalformedBodiesAreRefusedInTheVerifiersWords) {
   wire::Writer ok;
   ok.tensor(at::ones({4, 4}));
-  const std::string good = ok.bytes();
+  const std::string good = ok.flat();
   auto refused = [](const std::string& body, int64_t max_elements = 1 << 20) {
     try {
       wire::Reader r(body, "answer to forward");
@@ -257,11 +257,11 @@ TEST(MixerWire, AdversarialMalformedBodiesAreRefusedInTheVerifiersWords) {
   // A claimed size of 2^62 elements is refused before anything is allocated.
   wire::Writer huge;
   huge.u8(0), huge.u8(2), huge.i64(int64_t{1} << 31), huge.i64(int64_t{1} << 31);
-  EXPECT_NE(refused(huge.bytes(), int64_t{1} << 40).find("over"), std::string::npos);
+  EXPECT_NE(refused(huge.flat(), int64_t{1} << 40).find("over"), std::string::npos);
   // A bool tensor's bytes other than 0 and 1 come back as true, not undefined behaviour.
   wire::Writer b;
   b.tensor(at::zeros({3}, at::kBool));
-  std::string bools = b.bytes();
+  std::string bools = b.flat();
   bools[bools.size() - 1] = 7;
   wire::Reader rb(bools, "mask");
   EXPECT_TRUE(rb.tensor(10).to(at::kLong).equal(at::tensor(std::vector<int64_t>{0, 0, 1})));
@@ -274,7 +274,7 @@ TEST(MixerWire, MessagesCrossASocketAndAClosedOrSilentPeerIsAnError) {
   const auto m = wire::receive_message(pair[1], 16, 1000);
   ASSERT_TRUE(m.has_value());
   EXPECT_EQ(m->op, wire::Op::hello);
-  EXPECT_EQ(m->body, "abc");
+  EXPECT_EQ(std::string(m->body.data(), m->body.size()), "abc");
   // Over the receiver's bound: refused from the header alone.
   wire::send_message(pair[0], wire::Op::ok, std::string(64, 'x'));
   EXPECT_THROW(wire::receive_message(pair[1], 16, 1000), Error);
