@@ -1,3 +1,5 @@
+// The confined side of a re-evaluation (reevaluation/mixer_server.h): one
+// loop that answers the verifier's requests with the plugin's mixers.
 #include "reevaluation/mixer_server.h"
 
 #include <cstdio>

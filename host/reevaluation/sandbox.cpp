@@ -1,3 +1,7 @@
+// Starting a command in the sandbox and watching it (reevaluation/sandbox.h):
+// fork, descriptors, resource limits, the output drained into a bounded tail,
+// the wall clock, and the whole tree killed at its end; what the command sees
+// is sandbox_mounts.cpp's.
 #include "reevaluation/sandbox.h"
 
 #include <fcntl.h>
