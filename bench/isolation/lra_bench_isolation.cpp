@@ -74,9 +74,7 @@ int main(int argc, char** argv) {
     const LoadedData data = load_run_data(run, task, data_dir.empty() ? std::nullopt : std::optional(data_dir), threads);
     const lra::Split& test = data.dataset.test;
     const lra::TaskInfo& info = data.dataset.info;
-    const auto& train = run.result.at("config").at("train");
-    const int64_t batch = evaluation_pass(run.result.at("timing").value("micro_batch", int64_t{0}),
-                                          train.value("batch_size", int64_t{0}), train.value("eval_batch_size", int64_t{32}));
+    const int64_t batch = recorded_evaluation_pass(run.result);
     std::vector<double> in_process, isolated, warm, start_s, call_s;
     bool identical = true;
     int64_t calls = 0;

@@ -7,6 +7,7 @@
 
 #include "common/out_of_memory.h"
 #include "common/plugin_calls.h"
+#include "common/text.h"
 #include "lra/status.h"
 
 namespace lra::host {
@@ -29,8 +30,7 @@ torch::Tensor guarded_forward(lra::Mixer& mixer, const torch::Tensor& x, const t
     if (e.kind() == ErrorKind::rules || e.kind() == ErrorKind::data || e.kind() == ErrorKind::memory) throw;
     plugin_calls::fail("forward", e.what());
   } catch (const c10::Error& e) {
-    std::string what = e.what_without_backtrace();
-    if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
+    const std::string what = text::first_line(e.what_without_backtrace());
     // An allocation that failed is the run's size, not the plugin's fault (exit 7).
     if (is_out_of_memory(e)) plugin_calls::out_of_memory("forward", what);
     plugin_calls::fail("forward", what);

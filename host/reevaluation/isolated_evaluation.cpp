@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include "common/json_input.h"
+#include "common/text.h"
 #include "device/device.h"
 #include "lra/status.h"
 #include "manifest/manifest_text.h"
@@ -26,8 +27,7 @@ namespace {
 // The model's tensors by name, copied (the fresh initialisation, kept).
 NamedTensors snapshot(const torch::nn::Module& m) {
   NamedTensors out;
-  for (const auto& p : m.named_parameters(true)) out.emplace_back(p.key(), p.value().detach().to(torch::kCPU).clone());
-  for (const auto& b : m.named_buffers(true)) out.emplace_back(b.key(), b.value().detach().to(torch::kCPU).clone());
+  for (const auto& nt : wire::module_tensors(m)) out.emplace_back(nt.name, nt.tensor.detach().to(torch::kCPU).clone());
   return out;
 }
 
@@ -35,14 +35,7 @@ void restore(torch::nn::Module& m, const NamedTensors& from) {
   std::map<std::string, const at::Tensor*> by_name;
   for (const auto& [name, t] : from) by_name[name] = &t;
   torch::NoGradGuard no_grad;
-  for (const auto& p : m.named_parameters(true)) p.value().copy_(*by_name.at(p.key()));
-  for (const auto& b : m.named_buffers(true)) b.value().copy_(*by_name.at(b.key()));
-}
-
-std::string c10_line(const c10::Error& e) {
-  std::string why = e.what_without_backtrace();
-  if (auto nl = why.find('\n'); nl != std::string::npos) why.resize(nl);
-  return why;
+  for (const auto& nt : wire::module_tensors(m)) nt.tensor.copy_(*by_name.at(nt.name));
 }
 
 }  // namespace
@@ -122,16 +115,14 @@ IsolatedEvaluation evaluate_isolated(const IsolatedEvaluationInput& in, MixerPro
     // The two passes, in the secret order; the mixer process gets its tensors before each.
     const torch::Device device = pick_device(o.device);
     model->to(device);
-    const auto& train = run.result.at("config").at("train");
-    const int64_t batch = evaluation_pass(run.result.at("timing").value("micro_batch", int64_t{0}),
-                                          train.value("batch_size", int64_t{0}), train.value("eval_batch_size", int64_t{32}));
-    const bool bf16 = device.is_cuda() && run.result.at("timing").value("precision", std::string()) == "bfloat16 autocast";
+    const int64_t batch = recorded_evaluation_pass(run.result);
+    const bool bf16 = device.is_cuda() && recorded_bf16(run.result);
     auto pass = [&](bool trained) {
       if (trained) {
         try {
           load_module(*model, run.model_file, device);
         } catch (const c10::Error& e) {
-          throw Error(ErrorKind::data, "model.pt does not fit the model result.json describes (" + c10_line(e) + ")");
+          throw Error(ErrorKind::data, "model.pt does not fit the model result.json describes (" + text::first_line(e.what_without_backtrace()) + ")");
         }
       } else {
         restore(*model, fresh);
@@ -154,7 +145,7 @@ IsolatedEvaluation evaluate_isolated(const IsolatedEvaluationInput& in, MixerPro
   } catch (const c10::Error& e) {
     out.trained.reset();
     out.fresh.reset();
-    fail("the model could not be evaluated (" + c10_line(e) + ")" + kept);
+    fail("the model could not be evaluated (" + text::first_line(e.what_without_backtrace()) + ")" + kept);
   }
   return out;
 }

@@ -76,24 +76,17 @@ class RemoteMixer final : public lra::Mixer {
     }
   }
 
-  std::vector<wire::NamedTensor> own() const {
-    std::vector<wire::NamedTensor> out;
-    for (const auto& p : named_parameters(true)) out.push_back({p.key(), true, p.value()});
-    for (const auto& b : named_buffers(true)) out.push_back({b.key(), false, b.value()});
-    return out;
-  }
-
   // A tensor changed when its storage or its in-place version did (loading
   // model.pt, moving the model, the summary probe's re-initialisation).
   std::vector<std::pair<const void*, int64_t>> marks() const {
     std::vector<std::pair<const void*, int64_t>> m;
-    for (const auto& nt : own()) m.emplace_back(nt.tensor.data_ptr(), nt.tensor._version());
+    for (const auto& nt : wire::module_tensors(*this)) m.emplace_back(nt.tensor.data_ptr(), nt.tensor._version());
     return m;
   }
   void remember_pushed() { pushed_ = marks(); }
   void push_if_changed() {
     if (marks() == pushed_) return;
-    process_.load(id_, own());
+    process_.load(id_, wire::module_tensors(*this));
     remember_pushed();
   }
 
@@ -147,28 +140,27 @@ void MixerProcess::fail(const std::string& why) {
 wire::Message MixerProcess::call(Op op, const wire::Writer& body, const std::string& what) {
   if (broken_) throw Error(ErrorKind::plugin, broken_why_);
   const auto start = std::chrono::steady_clock::now();
+  // How the process ended, once it has (a closed channel: it is ending).
+  auto end = [&](const std::string& otherwise) {
+    for (int i = 0; i < 40 && !process_->finished(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    return process_->finished() ? process_->finish().describe() : otherwise;
+  };
   std::optional<wire::Message> answer;
   try {
     wire::send_message(channel_, op, body);
     answer = wire::receive_message(channel_, kMaxAnswerBytes,
                                     static_cast<int>(std::min<int64_t>(int64_t{o_.call_timeout_seconds} * 1000, 1 << 30)));
+  } catch (const wire::ChannelTimeout&) {
+    fail("the mixer process did not " + what + " within the call time limit of " +
+         std::to_string(o_.call_timeout_seconds) + " s");
   } catch (const Error& e) {
-    const bool late = std::string(e.what()).find("time limit") != std::string::npos;
-    if (late)
-      fail("the mixer process did not " + what + " within the call time limit of " +
-           std::to_string(o_.call_timeout_seconds) + " s");
     // A closed channel: the process ended (or broke its end of the protocol).
-    for (int i = 0; i < 40 && !process_->finished(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    fail("the mixer process failed to " + what + " (" + (process_->finished() ? process_->finish().describe() : std::string(e.what())) + ")");
+    fail("the mixer process failed to " + what + " (" + end(e.what()) + ")");
   }
   stats_.calls += 1;
   stats_.bytes += body.size() + (answer ? answer->body.size() : 0);
   stats_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!answer) {
-    for (int i = 0; i < 40 && !process_->finished(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    fail("the mixer process ended before it could " + what + " (" +
-         (process_->finished() ? process_->finish().describe() : std::string("it closed its channel")) + ")");
-  }
+  if (!answer) fail("the mixer process ended before it could " + what + " (" + end("it closed its channel") + ")");
   if (answer->op == Op::error) {
     uint32_t kind = 0;
     if (answer->body.size() == 4) std::memcpy(&kind, answer->body.data(), 4);

@@ -26,20 +26,6 @@ namespace {
 
 using wire::Op;
 
-// Every parameter and buffer of `m`, module by module in registration order
-// (each module's own tensors, then its children's): the verifier rebuilds
-// the same tree from this list, so names and the order of parameters agree.
-std::vector<wire::NamedTensor> module_tensors(const torch::nn::Module& m) {
-  std::vector<wire::NamedTensor> out;
-  for (const auto& item : m.named_modules("", /*include_self=*/true)) {
-    const std::string prefix = item.key().empty() ? "" : item.key() + ".";
-    for (const auto& p : item.value()->named_parameters(/*recurse=*/false))
-      out.push_back({prefix + p.key(), true, p.value()});
-    for (const auto& b : item.value()->named_buffers(/*recurse=*/false)) out.push_back({prefix + b.key(), false, b.value()});
-  }
-  return out;
-}
-
 class Server {
  public:
   explicit Server(const MixerServerOptions& o) : o_(o), device_(pick_device(o.device)) {}
@@ -79,7 +65,7 @@ class Server {
     // Created on the CPU from the verifier's generator state, as the run built it.
     std::shared_ptr<lra::Mixer> mixer = plugin_mixer_factory(*plugin_, resolve_mixer_options(*plugin_, given))(spec);
     w.u32(static_cast<uint32_t>(mixers_.size()));
-    w.tensors(module_tensors(*mixer));
+    w.tensors(wire::module_tensors(*mixer));
     std::vector<lra::ParamHint> hints;
     if (plugin_->descriptor.abi_minor >= 2) hints = mixer->optimizer_hints();
     w.u32(static_cast<uint32_t>(hints.size()));
@@ -106,8 +92,7 @@ class Server {
     lra::Mixer& mixer = mixer_at(r.u32());
     const auto given = r.tensors(kMaxMixerTensors, kMaxTensorElements);
     std::map<std::string, at::Tensor> own;
-    for (const auto& p : mixer.named_parameters(true)) own[p.key()] = p.value();
-    for (const auto& b : mixer.named_buffers(true)) own[b.key()] = b.value();
+    for (const auto& nt : wire::module_tensors(mixer)) own[nt.name] = nt.tensor;
     if (given.size() != own.size()) throw Error(ErrorKind::usage, "load: another number of tensors than the mixer has");
     torch::NoGradGuard no_grad;
     for (const auto& nt : given) {

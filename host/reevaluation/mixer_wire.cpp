@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <new>
 
 #include <ATen/ATen.h>
@@ -52,7 +53,7 @@ void wait_readable(int fd, std::chrono::steady_clock::time_point deadline, bool 
     int ms = -1;
     if (timed) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) throw Error(ErrorKind::plugin, "the mixer process did not answer within its time limit");
+      if (left.count() <= 0) throw ChannelTimeout();
       ms = static_cast<int>(std::min<int64_t>(left.count(), 1 << 30));
     }
     pollfd p{fd, POLLIN, 0};
@@ -100,29 +101,26 @@ Body::Body(const std::string& bytes) : Body(bytes.size()) {
   if (!bytes.empty()) std::memcpy(buf_.get(), bytes.data(), bytes.size());
 }
 
-void send_message(int fd, Op op, const Writer& body) {
+namespace {
+
+// A frame's header: magic, operation, the body's length.
+void send_head(int fd, Op op, uint64_t size) {
   char head[16];
   const uint32_t words[2] = {kMagic, static_cast<uint32_t>(op)};
-  const uint64_t size = body.size();
   std::memcpy(head, words, 8);
   std::memcpy(head + 8, &size, 8);
   send_all(fd, head, sizeof head);
-  size_t from = 0;
-  for (const auto& span : body.spans()) {
-    send_all(fd, body.copied().data() + from, span.end - from);
-    send_all(fd, static_cast<const char*>(span.tensor.data_ptr()), span.tensor.nbytes());
-    from = span.end;
-  }
-  send_all(fd, body.copied().data() + from, body.copied().size() - from);
+}
+
+}  // namespace
+
+void send_message(int fd, Op op, const Writer& body) {
+  send_head(fd, op, body.size());
+  body.for_each_segment([&](const char* p, size_t n) { send_all(fd, p, n); });
 }
 
 void send_message(int fd, Op op, const std::string& body) {
-  char head[16];
-  const uint32_t words[2] = {kMagic, static_cast<uint32_t>(op)};
-  const uint64_t size = body.size();
-  std::memcpy(head, words, 8);
-  std::memcpy(head + 8, &size, 8);
-  send_all(fd, head, sizeof head);
+  send_head(fd, op, body.size());
   send_all(fd, body.data(), body.size());
 }
 
@@ -162,17 +160,34 @@ void Writer::tensor(const at::Tensor& t_in) {
   referenced_ += t.nbytes();
 }
 
+void Writer::for_each_segment(const std::function<void(const char*, size_t)>& fn) const {
+  size_t from = 0;
+  for (const auto& span : spans_) {
+    fn(out_.data() + from, span.end - from);
+    fn(static_cast<const char*>(span.tensor.data_ptr()), span.tensor.nbytes());
+    from = span.end;
+  }
+  fn(out_.data() + from, out_.size() - from);
+}
+
 std::string Writer::flat() const {
   std::string all;
   all.reserve(size());
-  size_t from = 0;
-  for (const auto& span : spans_) {
-    all.append(out_, from, span.end - from);
-    all.append(static_cast<const char*>(span.tensor.data_ptr()), span.tensor.nbytes());
-    from = span.end;
-  }
-  all.append(out_, from, std::string::npos);
+  for_each_segment([&](const char* p, size_t n) { all.append(p, n); });
   return all;
+}
+
+std::vector<NamedTensor> module_tensors(const torch::nn::Module& m) {
+  std::vector<NamedTensor> out;
+  auto own = [&](const torch::nn::Module& module, const std::string& prefix) {
+    for (const auto& p : module.named_parameters(/*recurse=*/false)) out.push_back({prefix + p.key(), true, p.value()});
+    for (const auto& b : module.named_buffers(/*recurse=*/false)) out.push_back({prefix + b.key(), false, b.value()});
+  };
+  // Not named_modules(include_self): that needs `m` held by a shared_ptr,
+  // which a module under construction (RemoteMixer) is not yet.
+  own(m, "");
+  for (const auto& item : m.named_modules("", /*include_self=*/false)) own(*item.value(), item.key() + ".");
+  return out;
 }
 
 void Writer::tensors(const std::vector<NamedTensor>& ts) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,6 +16,7 @@
 #include <ATen/Tensor.h>
 
 #include "lra/mixer.h"
+#include "lra/status.h"
 
 namespace lra::host::wire {
 
@@ -55,21 +57,33 @@ void make_channel(int fds[2]);
 
 class Writer;
 
-// One message; a channel the other side closed is Error(plugin).
-void send_message(int fd, Op op, const Writer& body);
-void send_message(int fd, Op op, const std::string& body);
-
-// The next message; nullopt when the other side closed the channel before one
-// began. A body over `max_bytes`, a frame cut short or a wait past
-// `timeout_ms` (-1: none) is Error(plugin) saying which.
-std::optional<Message> receive_message(int fd, uint64_t max_bytes, int timeout_ms);
-
 // A tensor's place in the mixer's module tree and whether it is a parameter.
 struct NamedTensor {
   std::string name;
   bool parameter = true;  // else a buffer; a parameter's requires_grad crosses with it
   at::Tensor tensor;
 };
+
+// Every parameter and buffer of `m`, module by module in registration order
+// (each module's own tensors, then its children's): the order and names the
+// verifier rebuilds a mixer's module tree from, and the list either side
+// sends or compares.
+std::vector<NamedTensor> module_tensors(const torch::nn::Module& m);
+
+// One message; a channel the other side closed is Error(plugin).
+void send_message(int fd, Op op, const Writer& body);
+void send_message(int fd, Op op, const std::string& body);
+
+// No message within the time limit (an Error(plugin) the caller can tell apart).
+struct ChannelTimeout : Error {
+  ChannelTimeout() : Error(ErrorKind::plugin, "the mixer process did not answer within its time limit") {}
+};
+
+// The next message; nullopt when the other side closed the channel before one
+// began. A body over `max_bytes` or a frame cut short is Error(plugin) saying
+// which; a wait past `timeout_ms` (-1: none) is ChannelTimeout.
+std::optional<Message> receive_message(int fd, uint64_t max_bytes, int timeout_ms);
+
 
 // A body: small fields copied, tensors' bytes referenced (sent from their own
 // memory, each starting at a 64-byte aligned offset of the body).
@@ -85,16 +99,15 @@ class Writer {
   void spec(const lra::MixerSpec& s);  // every field of the SDK's MixerSpec
   size_t size() const { return out_.size() + referenced_; }
   std::string flat() const;  // the whole body as bytes (tests, small messages)
+  // The body's bytes in order, as runs of the copied fields and the tensors' own memory.
+  void for_each_segment(const std::function<void(const char*, size_t)>& fn) const;
 
+ private:
   // The body in order: a copied run of out_, then a tensor's bytes, ...
   struct Span {
     size_t end;        // out_ up to here comes before the tensor
     at::Tensor tensor;  // contiguous, on the CPU
   };
-  const std::string& copied() const { return out_; }
-  const std::vector<Span>& spans() const { return spans_; }
-
- private:
   void raw(const void* p, size_t n) { out_.append(static_cast<const char*>(p), n); }
   std::string out_;
   std::vector<Span> spans_;

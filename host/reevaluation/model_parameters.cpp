@@ -3,6 +3,7 @@
 #include <c10/util/Exception.h>
 #include <torch/serialize.h>
 
+#include "common/text.h"
 #include "lra/status.h"
 
 namespace lra::host {
@@ -29,8 +30,7 @@ NamedTensors read_model_file(const std::filesystem::path& file) {
       out.emplace_back(name.toStringRef(), t);
     }
   } catch (const c10::Error& e) {
-    std::string why = e.what_without_backtrace();
-    if (auto nl = why.find('\n'); nl != std::string::npos) why.resize(nl);
+    const std::string why = text::first_line(e.what_without_backtrace());
     throw Error(ErrorKind::data, file.string() + " cannot be read as a model file: " + why);
   }
   return out;

@@ -14,6 +14,7 @@
 #include "plugins/mixer_factory.h"
 #include "common/sha256.h"
 #include "plugins/descriptor.h"
+#include "common/text.h"
 #include "lra/status.h"
 #include "results/result.h"
 #include "train/module_io.h"
@@ -110,8 +111,7 @@ Classifier load_trained_classifier(const RunRecord& run, const LoadedPlugin& mix
   try {
     load_module(*model, run.model_file, device);
   } catch (const c10::Error& e) {
-    std::string why = e.what_without_backtrace();
-    if (auto nl = why.find('\n'); nl != std::string::npos) why.resize(nl);
+    const std::string why = text::first_line(e.what_without_backtrace());
     throw Error(ErrorKind::data, run.model_file.string() + " does not fit the model " + run.result_file.string() +
                                      " describes (" + why + "); was the run directory edited or mixed with another "
                                      "run?");

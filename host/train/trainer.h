@@ -32,6 +32,18 @@ inline int64_t evaluation_pass(int64_t micro_batch, int64_t batch_size, int64_t 
   return micro_batch > 0 && micro_batch < batch_size ? std::min(micro_batch, eval_batch_size) : eval_batch_size;
 }
 
+// The pass a finished run evaluated in, from its result.json (config.train,
+// timing.micro_batch), and whether it evaluated under bfloat16 autocast
+// (timing.precision): what re-evaluating it must repeat.
+inline int64_t recorded_evaluation_pass(const nlohmann::json& result) {
+  const auto& train = result.at("config").at("train");
+  return evaluation_pass(result.at("timing").value("micro_batch", int64_t{0}), train.value("batch_size", int64_t{0}),
+                         train.value("eval_batch_size", int64_t{32}));
+}
+inline bool recorded_bf16(const nlohmann::json& result) {
+  return result.at("timing").value("precision", std::string()) == "bfloat16 autocast";
+}
+
 struct EvalResult {
   double loss = 0, accuracy = 0;
   int64_t count = 0;

@@ -10,6 +10,7 @@
 
 #include "common/out_of_memory.h"
 #include "common/plugin_calls.h"
+#include "common/text.h"
 #include "lra/status.h"
 #include "train/checkpoint.h"
 #include "train/adamw.h"
@@ -44,8 +45,7 @@ std::filesystem::path load_resume_point(const TrainingLoopOptions& o, torch::nn:
       load_checkpoint(c, model, opt, o.device);
       return c;
     } catch (const c10::Error& e) {
-      std::string why = e.what_without_backtrace();
-      if (auto nl = why.find('\n'); nl != std::string::npos) why.resize(nl);
+      const std::string why = text::first_line(e.what_without_backtrace());
       log.warn("skipping checkpoint {}: it cannot be loaded ({})", c.string(), why);
       skipped += (skipped.empty() ? "" : "; ") + c.filename().string() + ": " + why;
     } catch (const std::exception& e) {
