@@ -30,6 +30,14 @@ int reevaluate_command(const ReevaluateArgs& a) {
   o.call_timeout_seconds = a.call_timeout_s;
   o.bundle_timeout_seconds = a.bundle_timeout_s;
   o.sandbox = !a.no_sandbox;
+  o.build_timeout_seconds = a.build_timeout_s;
+  if (a.sdk) {
+    std::error_code ec;
+    if (!fs::is_regular_file(fs::path(*a.sdk) / "lib" / "cmake" / "LraSdk" / "LraSdkConfig.cmake", ec))
+      throw Error(ErrorKind::usage, "--sdk " + *a.sdk + " holds no lib/cmake/LraSdk/LraSdkConfig.cmake; give the "
+                                    "prefix lrahost was installed into (cmake --install build --prefix PREFIX)");
+    o.sdk = fs::absolute(*a.sdk);
+  }
   if (a.trusted_keys) {  // a bad folder is exit 2 before the bundle is opened
     o.trusted_keys = load_trusted_keys(*a.trusted_keys);
     o.trusted_keys_dir = *a.trusted_keys;

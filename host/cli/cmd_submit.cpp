@@ -1,8 +1,9 @@
 // `lrahost submit RUNS... --out BUNDLE`: packs what a maintainer needs to
 // check runs without trusting their author (reevaluation/bundle.h): each
 // result.json with its final model.pt, and each distinct plugin .so or Python
-// mixer's source folder. Only valid results whose model.pt and plugin files
-// are the ones they record go in.
+// mixer's source folder, and (--source) a compiled mixer's source folder.
+// Only valid results whose model.pt and plugin files are the ones they record
+// go in.
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -20,6 +21,8 @@
 #include "lra/status.h"
 #include "reevaluation/bundle.h"
 #include "reevaluation/bundle_python.h"
+#include "reevaluation/bundle_source.h"
+#include "reevaluation/judged_code.h"
 #include "results/result.h"
 #include "results/verify.h"
 
@@ -47,6 +50,45 @@ std::string run_name(const json& result, std::set<std::string>& used) {
   return name;
 }
 
+// A compiled mixer of the bundle that is not a built-in (reevaluation/judged_code.h).
+struct CompiledMixer {
+  std::string name;   // plugin.name
+  bool closed = false;  // some run of it is in the closed division
+};
+
+// --source [NAME=]DIR, each to the compiled mixers it names: the .so SHA-256 -> its folder.
+std::map<std::string, fs::path> source_folders(const std::vector<std::string>& given,
+                                               const std::map<std::string, CompiledMixer>& compiled) {
+  std::map<std::string, fs::path> out;
+  std::set<std::string> names;
+  for (const auto& [sha, m] : compiled) names.insert(m.name);
+  std::string listed;
+  for (const auto& n : names) listed += (listed.empty() ? "" : ", ") + n;
+  for (const auto& g : given) {
+    const size_t eq = g.find('=');
+    const std::string name = eq == std::string::npos ? "" : g.substr(0, eq);
+    const fs::path dir = eq == std::string::npos ? g : g.substr(eq + 1);
+    if (name.empty() && names.size() != 1)
+      throw Error(ErrorKind::usage, "--source " + g + ": the bundle's runs use " + std::to_string(names.size()) +
+                                        " compiled mixers that are not built in (" + (listed.empty() ? "none" : listed) +
+                                        "); say whose source it is: --source NAME=DIR");
+    bool used = false;
+    for (const auto& [sha, m] : compiled)
+      if (name.empty() || m.name == name) {
+        if (out.count(sha))
+          throw Error(ErrorKind::usage, "--source " + g + ": the source of '" + m.name + "' was given twice");
+        out[sha] = dir;
+        used = true;
+      }
+    if (!used)
+      throw Error(ErrorKind::usage, "--source " + g + ": no run of the bundle uses a compiled mixer named '" + name +
+                                        "' (those it uses: " + (listed.empty() ? "none" : listed) + ")");
+  }
+  for (const auto& [sha, m] : compiled)
+    if (m.closed && !out.count(sha)) throw Error(ErrorKind::usage, "cannot submit: " + closed_binary_refusal(m.name));
+  return out;
+}
+
 }  // namespace
 
 int submit_command(const SubmitArgs& a) {
@@ -57,6 +99,7 @@ int submit_command(const SubmitArgs& a) {
   json listed = json::object(), sizes = json::object();
   std::set<std::string> used, plugins;
   std::vector<std::pair<std::string, json>> parsed;  // run folder -> result, for the repeated-run check
+  std::map<std::string, CompiledMixer> compiled;     // the .so SHA-256 -> a compiled mixer that is no built-in
   for (const auto& file : files) {
     // A Python mixer's sources first: a changed one is the submitter's to
     // restore (exit 2, as a changed .so), not a result that fails verify.
@@ -120,6 +163,11 @@ int submit_command(const SubmitArgs& a) {
                                           plugin_sha + "); a bundle must carry the build that produced the result");
       plugin_entry = "plugins/" + plugin_sha + ".so";
       if (plugins.insert(plugin_entry).second) add(plugin_entry, plugin_file, plugin_sha);
+      if (!recorded_builtin_mixer(result)) {
+        CompiledMixer& m = compiled[plugin_sha];
+        m.name = result.at("plugin").value("name", std::string());
+        m.closed = m.closed || v.division == "closed";
+      }
     }
     parsed.emplace_back(file.parent_path().string(), result);
     const std::string name = run_name(result, used);
@@ -137,6 +185,25 @@ int submit_command(const SubmitArgs& a) {
   // both: refused here, before anything is written.
   if (auto why = repeated_run(parsed))
     throw Error(ErrorKind::usage, "cannot submit one run twice: " + *why + " (a bundle carries each run once)");
+  // Each compiled mixer's source, where given (a closed run's must be).
+  std::vector<std::string> source_lines;
+  for (const auto& [sha, dir] : source_folders(a.sources, compiled)) {
+    const SourcePack sp = source_pack(dir, sha);
+    for (const auto& f : sp.files) {
+      pack.push_back({f.entry, f.source});
+      listed[f.entry] = f.sha256;
+      sizes[f.entry] = static_cast<int64_t>(fs::file_size(f.source));
+    }
+    std::string line = "  source of " + compiled.at(sha).name + ": " + std::to_string(sp.files.size()) + " file" +
+                       (sp.files.size() == 1 ? "" : "s") + " from " + dir.string();
+    if (!sp.skipped.empty()) {
+      line += " (left out, not source: ";
+      for (size_t i = 0; i < sp.skipped.size() && i < 5; ++i) line += (i ? ", " : "") + sp.skipped[i];
+      if (sp.skipped.size() > 5) line += ", and " + std::to_string(sp.skipped.size() - 5) + " more";
+      line += ")";
+    }
+    source_lines.push_back(line);
+  }
   const json index = {{"schema", kBundleSchema},
                       {"created_at", utc_now()},
                       {"host", {{"version", build_info().version}, {"git_revision", build_info().git_revision}}},
@@ -150,6 +217,7 @@ int submit_command(const SubmitArgs& a) {
     std::printf("  %s: %s on %s, seed %s, %s\n", r["dir"].get<std::string>().c_str(),
                 r["plugin_name"].get<std::string>().c_str(), r["task"].get<std::string>().c_str(), r["seed"].dump().c_str(),
                 r["division"].get<std::string>().c_str());
+  for (const auto& line : source_lines) std::printf("%s\n", line.c_str());
   return 0;
 }
 
@@ -159,6 +227,9 @@ void add_submit_command(CLI::App& app, CommandSlot& slot) {
                                            "sources) into one bundle for a leaderboard maintainer");
   sbc->add_option("runs", a->runs, "Run directories, folders holding them, or result.json files")->required();
   sbc->add_option("--out", a->out, "The bundle file to write (a tar)")->required();
+  sbc->add_option("--source", a->sources,
+                  "[NAME=]DIR: the source folder (with its CMakeLists.txt) of the compiled mixer NAME, which the "
+                  "verifier builds and runs instead of the .so; required for a closed run's compiled mixer");
   on_parsed(sbc, slot, a, [](SubmitArgs& args) { return submit_command(args); });
 }
 

@@ -83,6 +83,11 @@ void add_verify_command(CLI::App& app, CommandSlot& slot) {
   v->add_option("--bundle-timeout", re.bundle_timeout_s,
                 "--reevaluate: time budget of the whole bundle, seconds; runs after it are reported not re-evaluated")
       ->capture_default_str()->check(CLI::PositiveNumber);
+  v->add_option("--build-timeout", re.build_timeout_s,
+                "--reevaluate: time limit of building one compiled mixer from its bundled source, seconds")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  v->add_option("--sdk", re.sdk, "--reevaluate: install prefix of the lrahost SDK a bundled C++ source is built "
+                                 "against (default: the installed lrahost's own)");
   v->add_flag("--no-sandbox", re.no_sandbox, "--reevaluate: run submitted plugin code unconfined (unsafe)");
   v->add_option("--sign-key", re.sign_key, "--reevaluate: the verifying maintainer's Ed25519 private key (PEM): signs "
                                            "each reevaluation.json, which the leaderboard counts only when signed by "

@@ -97,6 +97,7 @@ int keygen_command(const std::string& out);
 struct SubmitArgs {
   std::vector<std::string> runs;        // run directories (or folders holding them), or result.json files
   std::string out;                      // the bundle file to write
+  std::vector<std::string> sources;     // --source [NAME=]DIR: a compiled mixer's source folder
 };
 int submit_command(const SubmitArgs& args);
 
@@ -111,6 +112,8 @@ struct ReevaluateArgs {
   int timeout_s = 3600;          // one run's mixer process
   int call_timeout_s = 600;      // one request to it
   int64_t bundle_timeout_s = 6 * 3600;
+  int build_timeout_s = 1800;    // one bundled source's build
+  std::optional<std::string> sdk;
   bool no_sandbox = false;
   std::optional<std::string> trusted_keys;
   std::optional<std::string> sign_key;  // the maintainer's Ed25519 key: signs each reevaluation.json

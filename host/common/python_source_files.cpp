@@ -43,7 +43,7 @@ bool is_relative_inside(const std::string& rel) {
   return true;
 }
 
-bool is_bundle_python_path(const std::string& rel) {
+bool is_bundle_safe_path(const std::string& rel) {
   if (rel.size() > kMaxBundlePythonPathBytes || !is_relative_inside(rel)) return false;
   const auto parts = components(rel);
   if (parts.size() > kMaxBundlePythonDepth) return false;
@@ -52,8 +52,11 @@ bool is_bundle_python_path(const std::string& rel) {
     for (char c : part)
       if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.')) return false;
   }
-  const std::string& last = parts.back();
-  return last.size() > 3 && last.compare(last.size() - 3, 3, ".py") == 0;
+  return true;
+}
+
+bool is_bundle_python_path(const std::string& rel) {
+  return is_bundle_safe_path(rel) && rel.size() > 3 && rel.compare(rel.size() - 3, 3, ".py") == 0;
 }
 
 std::optional<RecordedPythonSources> recorded_python_sources(const json& result) {

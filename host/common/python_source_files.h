@@ -37,12 +37,15 @@ std::optional<std::pair<std::string, std::string>> split_python_spec(const std::
 // files below the class's folder); a forged name must not reach /etc or /dev.
 bool is_relative_inside(const std::string& rel);
 
-// Whether `rel` may be carried in a submission bundle: inside its folder, at
-// most kMaxBundlePythonDepth components of [A-Za-z0-9_-][A-Za-z0-9._-]*, at
-// most kMaxBundlePythonPathBytes in all, a .py file. Stricter than what a run
-// records: the verifier extracts these names onto its disk.
+// Whether `rel` may name a file of a source folder in a submission bundle (a
+// Python mixer's, a compiled mixer's): inside its folder, at most
+// kMaxBundlePythonDepth components of [A-Za-z0-9_-][A-Za-z0-9._-]*, at most
+// kMaxBundlePythonPathBytes in all. Stricter than what a run records: the
+// verifier extracts these names onto its disk.
 inline constexpr std::size_t kMaxBundlePythonDepth = 8;
 inline constexpr std::size_t kMaxBundlePythonPathBytes = 200;
+bool is_bundle_safe_path(const std::string& rel);
+// is_bundle_safe_path and a .py file.
 bool is_bundle_python_path(const std::string& rel);
 
 // A recorded file that is not there as recorded.

@@ -18,6 +18,7 @@
 #include "leaderboard/scores.h"
 #include "lra/status.h"
 #include "reevaluation/bundle_python.h"
+#include "reevaluation/bundle_source.h"
 
 namespace lra::host {
 namespace fs = std::filesystem;
@@ -42,6 +43,7 @@ int64_t size_limit(const std::string& name) {
   if (name.size() > 12 && name.compare(name.size() - 12, 12, "/result.json") == 0) return kMaxResultBytes;
   if (name.size() > 9 && name.compare(name.size() - 9, 9, "/model.pt") == 0) return kMaxModelBytes;
   if (is_bundle_python_entry(name)) return kMaxPythonSourceBytes;
+  if (is_bundle_source_entry(name)) return kMaxSourceFileBytes;
   return kMaxPluginBytes;
 }
 
@@ -55,7 +57,7 @@ bool is_allowed_bundle_name(const std::string& name) {
   static const std::regex run_file(R"(runs/[A-Za-z0-9_-][A-Za-z0-9._-]{0,79}/(result\.json|model\.pt))");
   static const std::regex plugin_file(R"(plugins/[0-9a-f]{64}\.so)");
   return name == kBundleIndexName || std::regex_match(name, run_file) || std::regex_match(name, plugin_file) ||
-         is_bundle_python_entry(name);
+         is_bundle_python_entry(name) || is_bundle_source_entry(name);
 }
 
 namespace {
@@ -105,7 +107,7 @@ Plan plan_from_index(const fs::path& bundle, const std::string& text) {
     throw bad_bundle(bundle, "bundle.json lists " + std::to_string(runs.size()) + " runs, more than the " +
                                  std::to_string((kMaxEntries - 1) / 2) + " a bundle of at most " +
                                  std::to_string(kMaxEntries) + " entries can hold");
-  std::set<std::string> expected, python_folders;
+  std::set<std::string> expected, python_folders, source_folders;
   std::map<std::string, size_t> dirs;  // run folder -> its index in `runs`
   for (size_t i = 0; i < runs.size(); ++i) {
     const json& r = runs[i];
@@ -126,12 +128,17 @@ Plan plan_from_index(const fs::path& bundle, const std::string& text) {
       expected.insert({"runs/" + dir + "/result.json", "runs/" + dir + "/model.pt", python->entry()});
     } else {
       expected.insert({"runs/" + dir + "/result.json", "runs/" + dir + "/model.pt", plugin});
+      source_folders.insert(bundle_source_folder(plugin.substr(8, 64)) + "/");  // its source, if it has one
     }
   }
   // A Python mixer's other modules: any safe source name in a folder a run names.
   auto in_python_folder = [&](const std::string& name) {
     if (!is_bundle_python_entry(name)) return false;
     return python_folders.count(name.substr(0, 8 + 64 + 1)) > 0;
+  };
+  // A compiled mixer's source (bundle_source.h): in the folder of a .so a run names.
+  auto in_source_folder = [&](const std::string& name) {
+    return is_bundle_source_entry(name) && source_folders.count(name.substr(0, 8 + 64 + 1)) > 0;
   };
   const json& listed = index.value("files", json());
   const json& sizes = index.value("sizes", json());
@@ -143,7 +150,7 @@ Plan plan_from_index(const fs::path& bundle, const std::string& text) {
     throw bad_bundle(bundle, "bundle.json lists " + std::to_string(listed.size()) + " files, more than the " +
                                  std::to_string(kMaxEntries - 1) + " a bundle may hold besides bundle.json");
   for (const auto& [name, sha] : listed.items()) {
-    if (!expected.count(name) && !in_python_folder(name))
+    if (!expected.count(name) && !in_python_folder(name) && !in_source_folder(name))
       throw bad_bundle(bundle, "bundle.json lists '" + name + "', which is not a file of a run it lists");
     if (!sha.is_string()) throw bad_bundle(bundle, "bundle.json: files." + name + " must be a SHA-256 string");
     const json& size = sizes.value(name, json());
@@ -159,12 +166,28 @@ Plan plan_from_index(const fs::path& bundle, const std::string& text) {
   for (const auto& name : expected)
     if (!plan.files.count(name)) throw bad_bundle(bundle, "bundle.json does not list '" + name + "' of a run it lists");
   // Source folders nest: no listed file may also be a folder of another.
-  for (const auto& [name, file] : plan.files)
-    for (size_t slash = name.find('/', 8 + 64 + 1); is_bundle_python_entry(name) && slash != std::string::npos;
+  std::map<std::string, std::pair<size_t, int64_t>> per_source_folder;  // files, bytes
+  for (const auto& [name, file] : plan.files) {
+    const bool nested = is_bundle_python_entry(name) || is_bundle_source_entry(name);
+    for (size_t slash = name.find('/', 8 + 64 + 1); nested && slash != std::string::npos;
          slash = name.find('/', slash + 1))
       if (plan.files.count(name.substr(0, slash)))
         throw bad_bundle(bundle, "bundle.json lists '" + name.substr(0, slash) + "' as a file and as the folder of '" +
                                      name + "'");
+    // A compiled mixer's source builds from its CMakeLists.txt at the top.
+    if (is_bundle_source_entry(name)) {
+      auto& [count, bytes] = per_source_folder[name.substr(0, 8 + 64)];
+      ++count;
+      bytes += file.second;
+      if (count > kMaxSourceFiles || bytes > kMaxSourceFolderBytes)
+        throw bad_bundle(bundle, "bundle.json: the source folder " + name.substr(0, 8 + 64) + " holds more than " +
+                                     std::to_string(kMaxSourceFiles) + " files or " +
+                                     std::to_string(kMaxSourceFolderBytes) + " bytes");
+      const std::string top = name.substr(0, 8 + 64) + "/CMakeLists.txt";
+      if (!plan.files.count(top))
+        throw bad_bundle(bundle, "bundle.json lists '" + name + "' but not '" + top + "', which builds it");
+    }
+  }
   for (const auto& [name, size] : sizes.items())
     if (!plan.files.count(name)) throw bad_bundle(bundle, "bundle.json: sizes." + name + " names no listed file");
   if (plan.total > kMaxTotalBytes)

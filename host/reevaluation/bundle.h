@@ -11,6 +11,8 @@
 //   plugins/<sha256>/<path>.py    a Python mixer's sources, the folder named by the result's
 //                                 plugin.sha256 (reevaluation/bundle_python.h); checked against
 //                                 the result's plugin.source.files once extracted
+//   sources/<sha256>/<path>       a compiled mixer's source, the folder that builds plugins/<sha256>.so
+//                                 (reevaluation/bundle_source.h): CMakeLists.txt at its top, text only
 // Reading is defensive: bundle.json is read first and bounds everything else
 // before anything is written (at most 1,000 entries, a size limit per kind of
 // file, 64 GiB in all, no run folder or run listed twice); then regular files

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 
 #include "common/atomic_file.h"
 #include "common/build_info.h"
@@ -12,6 +13,7 @@
 #include "reevaluation/held_folder.h"
 #include "reevaluation/reevaluate_run.h"
 #include "reevaluation/reevaluation_signature.h"
+#include "reevaluation/source_build.h"
 #include "reevaluation/submitted_plugin.h"
 #include "results/result.h"
 
@@ -66,6 +68,30 @@ std::vector<RunReevaluation> reevaluate_bundle(const ReevaluateOptions& o, const
   HeldFolder area("/tmp", kSandboxAreaPrefix, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
   // One bundle cannot hold the maintainer past its budget, however many runs it holds.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(o.bundle_timeout_seconds);
+  // Each bundled source is built once, by the first run that needs it.
+  std::map<std::string, SourceBuild> builds;  // the submitted .so's SHA-256 -> what its source built
+  auto build_once = [&](const SubmittedPlugin& p, int64_t seconds_left) -> const SourceBuild& {
+    const std::string sha = p.sha256();
+    if (auto it = builds.find(sha); it != builds.end()) return it->second;
+    SourceBuild& b = builds[sha];
+    const auto sdk = o.sdk ? o.sdk : installed_sdk_prefix();
+    if (!sdk) {
+      b.failure = "cannot build its bundled source here: this lrahost is not an installed one (no "
+                  "lib/cmake/LraSdk beside its folder); re-evaluate with an installed lrahost (cmake --install) "
+                  "or pass --sdk PREFIX";
+      return b;
+    }
+    SourceBuildOptions bo;
+    bo.source = p.source_folder;
+    bo.area = area.path() / ("build-" + sha.substr(0, 16));
+    bo.sdk = *sdk;
+    bo.limits = o.limits;
+    bo.limits.timeout_seconds = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(o.build_timeout_seconds, seconds_left)));
+    bo.sandboxed = o.sandbox;
+    bo.threads = o.threads;
+    b = build_plugin_source(bo);
+    return b;
+  };
   std::vector<RunReevaluation> results;
   for (const auto& entry : *runs) {
     RunReevaluation r;
@@ -88,7 +114,8 @@ std::vector<RunReevaluation> reevaluate_bundle(const ReevaluateOptions& o, const
                           " s (--bundle-timeout) was spent on the runs before it");
     } else {
       const RunContext ctx{o,       official,  run_dir, *submitted, area.path() / r.run, unpacked / "logs",
-                           static_cast<int>(std::min<int64_t>(o.limits.timeout_seconds, left.count()))};
+                           static_cast<int>(std::min<int64_t>(o.limits.timeout_seconds, left.count())),
+                           [&, left]() -> const SourceBuild& { return build_once(*submitted, left.count()); }};
       try {
         reevaluate_run(ctx, r);
       } catch (const Error& e) {

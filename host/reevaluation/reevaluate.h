@@ -3,7 +3,10 @@
 //   1. the result file passes verify (digest, division, signature, model hash);
 //   2. the model.pt and plugin .so (a Python mixer: its source folder,
 //      checked file by file when the bundle was unpacked) are the ones the
-//      result names (SHA-256);
+//      result names (SHA-256); the code that runs is chosen by
+//      reevaluation/judged_code.h: a compiled mixer's bundled source is
+//      built in the sandbox and what it built runs, a built-in mixer is the
+//      verifier's own, a closed run's compiled mixer without source is refused;
 //   3. the verifier builds the model itself from the recorded configuration
 //      and seed, every block's mixer held in a confined mixer process that
 //      sees only its own tensors and the mixer inputs
@@ -56,6 +59,10 @@ struct ReevaluateOptions {
   int call_timeout_seconds = 600;           // one request to the mixer process
   int64_t bundle_timeout_seconds = 6 * 3600;  // the whole bundle; runs after it are not re-evaluated
   bool sandbox = true;                      // false: run the plugin unconfined (explicit opt-out)
+  // A compiled mixer's bundled source is built against this SDK prefix
+  // (reevaluation/source_build.h); nullopt: the installed lrahost's own.
+  std::optional<std::filesystem::path> sdk;
+  int build_timeout_seconds = 1800;         // one source build, configure and compile
   double tolerance = 0.005;                 // accuracy, when device or precision differ from the run's
   double significance = 0.001;              // of the public-above-private test
   // --trusted-keys: key id -> public key; non-empty = every result must be signed by one of them.

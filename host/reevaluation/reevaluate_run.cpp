@@ -19,6 +19,7 @@
 #include "reevaluation/data_params_check.h"
 #include "common/atomic_file.h"
 #include "reevaluation/isolated_evaluation.h"
+#include "reevaluation/run_code.h"
 #include "reevaluation/private_set.h"
 #include "results/result.h"
 #include "results/signature.h"
@@ -101,12 +102,12 @@ void make_readable_folder(const fs::path& dir) {
 
 // The confined process of one run's mixers: the submitted plugin staged
 // readable for user nobody, an empty scratch folder, the run's time limits.
-MixerProcessOptions mixer_process_options(const RunContext& ctx) {
+MixerProcessOptions mixer_process_options(const RunContext& ctx, const SubmittedPlugin& judged) {
   const ReevaluateOptions& o = ctx.o;
   make_readable_folder(ctx.scratch);
   make_readable_folder(ctx.scratch / "plugin");
   // A Python mixer's folder is staged whole; the process binds it, and the host's Python plugin, read-only.
-  const StagedPlugin plugin = stage_plugin(ctx.submitted, ctx.scratch / "plugin");
+  const StagedPlugin plugin = stage_plugin(judged, ctx.scratch / "plugin");
   fs::create_directories(ctx.scratch / "mixer");
   MixerProcessOptions p;
   p.exe = fs::read_symlink("/proc/self/exe").string();
@@ -160,6 +161,9 @@ void reevaluate_run(const RunContext& ctx, RunReevaluation& r) {
   }
   r.report["model_sha256"] = model_sha;
   r.report["plugin_sha256"] = plugin_sha;
+  SubmittedPlugin judged;
+  bool same_build = true;
+  if (!choose_run_code(ctx, result, v.division, r, judged, same_build)) return;
 
   // 3. The recorded configuration, read through the manifest's own field
   //    table: the model the verifier counts is the model the run built.
@@ -183,7 +187,7 @@ void reevaluate_run(const RunContext& ctx, RunReevaluation& r) {
   // The mixer process starts now and loads LibTorch while the verifier
   // prepares the data; it runs host code only until step 7 asks it to open
   // the plugin. Its output goes to the maintainer's local log however this ends.
-  MixerProcess process(mixer_process_options(ctx));
+  MixerProcess process(mixer_process_options(ctx, judged));
   struct Log {
     MixerProcess& p;
     fs::path file;
@@ -291,18 +295,20 @@ void reevaluate_run(const RunContext& ctx, RunReevaluation& r) {
   if (!examples || !examples->is_number_integer() || examples->get<int64_t>() != nn)
     fail("task.examples.test is " + (examples ? examples->dump() : std::string("missing")) + ", the test split has " +
          std::to_string(n) + " examples");
-  const bool same_setting = device == text_at(result, {"timing", "device"}) &&
-                            precision == text_at(result, {"timing", "precision"});
+  const bool same_device = device == text_at(result, {"timing", "device"}) &&
+                           precision == text_at(result, {"timing", "precision"});
+  const bool same_setting = same_device && same_build;
   const int64_t recorded_correct = std::llround(recorded * static_cast<double>(nn));
   r.facts.push_back("test accuracy recomputed " + percent(recomputed) + " (" + std::to_string(correct) + "/" +
                     std::to_string(n) + ") on " + device + ", " + precision + "; recorded " + percent(recorded) +
-                    (same_setting ? " on the same device and precision" : " on " + text_at(result, {"timing", "device"}) +
-                                                                               ", " + text_at(result, {"timing", "precision"})));
+                    (same_device ? " on the same device and precision" : " on " + text_at(result, {"timing", "device"}) +
+                                                                              ", " + text_at(result, {"timing", "precision"})));
   if (same_setting ? correct != recorded_correct : std::abs(recomputed - recorded) > o.tolerance + 1e-12) {
     fail("metrics.test_accuracy is " + percent(recorded) + ", the submitted model scores " + percent(recomputed) +
          " on the official test split" +
-         (same_setting ? " (same device and precision: must be identical)"
-                       : " (different device or precision: allowed difference " + percent(o.tolerance) + ")"));
+         (same_setting ? " (same device, precision and build: must be identical)"
+                       : std::string(same_device ? " (another build of the mixer" : " (different device or precision") +
+                             ": allowed difference " + percent(o.tolerance) + ")"));
   }
   // The device is the verifier's own; the recorded one is only the run's word.
   // Where they differ, the tolerance keeps honest cross-device work valid,
@@ -311,10 +317,13 @@ void reevaluate_run(const RunContext& ctx, RunReevaluation& r) {
   // (docs/leaderboard.md#devices-and-the-tolerance).
   if (!same_setting)
     r.facts.push_back("the leaderboard shows the accuracy recomputed here, " + percent(recomputed) +
-                      ", not the recorded one (another device or precision than this verifier's)");
+                      ", not the recorded one (" +
+                      (same_device ? "another build of the mixer" : "another device or precision than this verifier's") +
+                      ")");
   r.report["test"] = {{"recorded_accuracy", recorded}, {"recomputed_accuracy", recomputed}, {"correct", correct},
                       {"examples", nn}, {"device", device}, {"precision", precision},
-                      {"same_device_and_precision", same_setting},
+                      {"same_device_and_precision", same_device},
+                      {"same_build", same_build},
                       {"tolerance", same_setting ? 0.0 : o.tolerance},
                       {"published_accuracy", same_setting ? recorded : recomputed}};
 

@@ -5,8 +5,10 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 
 #include "reevaluation/reevaluate.h"
+#include "reevaluation/source_build.h"
 #include "reevaluation/submitted_plugin.h"
 
 namespace lra::host {
@@ -19,6 +21,9 @@ struct RunContext {
   std::filesystem::path scratch;       // this run's part of the sandbox area (removed afterwards)
   std::filesystem::path log_dir;       // the maintainer's local logs
   int time_limit_seconds = 3600;       // the mixer process's whole life (what is left of the bundle's budget)
+  // The plugin built from `submitted`'s bundled source, built once per bundle
+  // (reevaluate.cpp) when the first run that needs it asks.
+  std::function<const SourceBuild&()> build_source;
 };
 
 // Fills r.reasons, r.facts and r.report; a run that fails a check is

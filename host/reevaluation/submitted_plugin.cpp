@@ -4,6 +4,7 @@
 
 #include "lra/status.h"
 #include "plugins/loader.h"
+#include "reevaluation/bundle_source.h"
 
 namespace lra::host {
 namespace fs = std::filesystem;
@@ -33,6 +34,8 @@ std::optional<SubmittedPlugin> submitted_plugin(const fs::path& dir, const std::
   if (std::regex_match(plugin, so_name)) {
     p.so = fs::absolute(dir / plugin);
     if (!fs::is_regular_file(p.so, ec)) return std::nullopt;
+    const fs::path source = fs::absolute(dir / bundle_source_folder(p.so.stem().string()));
+    if (fs::is_regular_file(source / "CMakeLists.txt", ec)) p.source_folder = source;
     return p;
   }
   p.python = parse_bundle_python_plugin(plugin);

@@ -19,6 +19,7 @@ struct SubmittedPlugin {
   std::filesystem::path so;                  // a compiled plugin's file in the unpacked bundle
   std::optional<BundlePythonPlugin> python;  // a Python mixer
   std::filesystem::path python_folder;       // its folder in the unpacked bundle
+  std::filesystem::path source_folder;       // a compiled plugin's sources/<sha256> folder; empty: none bundled
   std::string sha256() const;                // the identity the bundle names it by (plugin.sha256)
   std::string shown() const;                 // its name in the bundle, for messages
 };

@@ -25,3 +25,9 @@ target_compile_definitions(test_sandbox PRIVATE LRAHOST_BIN="$<TARGET_FILE:lraho
 lra_unit_test(test_bundle_python
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_bundle_python.cpp
   LIBS lra_host_bundle LABELS "unit;adversarial")
+
+# Issue 43: a compiled mixer's source in a bundle (the verifier builds it and
+# runs what it built) and the rule for which code a re-evaluation runs.
+lra_unit_test(test_bundle_source
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_bundle_source.cpp
+  LIBS lra_host_bundle LABELS "unit;adversarial")
