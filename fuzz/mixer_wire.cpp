@@ -1,9 +1,9 @@
 // Harness: a message body from the mixer process as the verifier reads it
-// (reevaluation/mixer_wire.h): the answers to create and forward, field by
+// (isolation/mixer_wire.h): the answers to create and forward, field by
 // field. Only lra::Error(plugin) may come out of it, never a crash, an
 // allocation of a claimed size, or a read past the body.
 #include "fuzz_util.h"
-#include "reevaluation/mixer_wire.h"
+#include "isolation/mixer_wire.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string bytes(reinterpret_cast<const char*>(data), size);

@@ -4,7 +4,7 @@
 //   in_process_s  the model rebuilt and model.pt loaded in this process,
 //                 predict() over the test split (what the verifier did before);
 //   isolated_s    the same model with every mixer in a confined mixer process
-//                 (reevaluation/mixer_process.h, bubblewrap unless --no-sandbox):
+//                 (isolation/mixer_process.h, bubblewrap unless --no-sandbox):
 //                 process start, creation, tensors sent, predict() over the split;
 //   ratio         isolated_s / in_process_s;
 //   isolated_after_start_s, ratio_after_start: the same from the moment the
@@ -33,8 +33,9 @@
 
 #include "lra/status.h"
 #include "plugins/loader.h"
-#include "reevaluation/mixer_process.h"
-#include "reevaluation/sandbox.h"
+#include "isolation/mixer_process.h"
+#include "isolation/remote_mixer.h"
+#include "isolation/sandbox.h"
 #include "runs/trained_run.h"
 #include "train/module_io.h"
 #include "train/trainer.h"

@@ -1,9 +1,9 @@
 // `lrahost mixer-server` (internal, not listed in --help): the confined half
 // of `verify --reevaluate`, started by the verifier inside the sandbox with
-// its channel at descriptor 3 (reevaluation/mixer_server.h).
+// its channel at descriptor 3 (isolation/mixer_server.h).
 #include "cli/commands.h"
-#include "reevaluation/mixer_server.h"
-#include "reevaluation/sandbox.h"
+#include "isolation/mixer_server.h"
+#include "isolation/sandbox.h"
 
 namespace lra::host {
 

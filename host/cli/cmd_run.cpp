@@ -71,6 +71,10 @@ void add_run_command(CLI::App& app, CommandSlot& slot) {
                 "--resume continues, and a closed run stays closed")
       ->check(CLI::PositiveNumber);
   r->add_option("--sign-key", a->sign_key, "Ed25519 private key (PEM, from `lrahost keygen`): sign result.json");
+  r->add_flag("--isolate", a->isolate,
+              "Run the mixer plugin in a confined process of its own (bubblewrap, no network, no file of the run in "
+              "view): it gets its own tensors and the mixer's inputs, and trains through forward and backward calls "
+              "across (docs/architecture.md#the-process-boundary)");
   add_fp32_flag(r, a->fp32, "On CUDA, float32 instead of bfloat16 autocast (the manifest's train.precision "
                             "may also forbid autocast)");
   on_parsed(r, slot, a, [&slot](RunArgs& args) {

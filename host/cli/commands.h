@@ -127,7 +127,7 @@ struct VerifyArgs {
   ReevaluateArgs reevaluate;
 };
 
-// The confined half of verify --reevaluate (internal): reevaluation/mixer_server.h.
+// The confined half of verify --reevaluate (internal): isolation/mixer_server.h.
 struct MixerServerArgs {
   std::string plugin, device = "cpu";
   int threads = 1;

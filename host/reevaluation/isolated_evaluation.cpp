@@ -12,6 +12,7 @@
 #include "lra/status.h"
 #include "manifest/manifest_text.h"
 #include "model/summary_probe.h"
+#include "isolation/remote_mixer.h"
 #include "reevaluation/model_parameters.h"
 #include "rules/summary_position.h"
 #include "train/module_io.h"

@@ -1,7 +1,7 @@
 // One run's model as the verifier evaluates it (reevaluation/reevaluate.h,
 // step 7): built by the verifier itself from the recorded configuration and
 // seed, with every block's mixer in the confined mixer process
-// (reevaluation/mixer_process.h). Everything the verdict is made of is
+// (isolation/mixer_process.h). Everything the verdict is made of is
 // computed here, on the trusted side: the summary position (the host's probe
 // through the remote mixers), the optimizer groups (the plugin's hints, the
 // host's grouping), the fresh initialisation (the backbone's from the seed,
@@ -20,7 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "data/task_data.h"
-#include "reevaluation/mixer_process.h"
+#include "isolation/mixer_process.h"
 #include "reevaluation/reevaluate.h"
 #include "rules/rules.h"
 #include "results/run_record.h"

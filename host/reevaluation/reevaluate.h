@@ -39,7 +39,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/ed25519.h"
-#include "reevaluation/sandbox.h"
+#include "isolation/sandbox.h"
 #include "results/verify.h"
 
 namespace lra::host {

@@ -4,7 +4,7 @@
 //   cmake -S <source> -B <build> -G Ninja -DCMAKE_BUILD_TYPE=Release
 //         -DCMAKE_PREFIX_PATH=<the installed SDK>[;<LibTorch's CMake prefix>]
 //   cmake --build <build> --parallel <threads>
-// both in the sandbox (reevaluation/sandbox.h: no network, user nobody, the
+// both in the sandbox (isolation/sandbox.h: no network, user nobody, the
 // source read-only, one writable build folder), against the SDK installed
 // with this lrahost. The product is the one shared library at the top of the
 // build folder. The verifier hashes it and hands it to the mixer process; the
@@ -15,7 +15,7 @@
 #include <optional>
 #include <string>
 
-#include "reevaluation/sandbox.h"
+#include "isolation/sandbox.h"
 
 namespace lra::host {
 

@@ -33,6 +33,7 @@
 #include "results/system_info.h"
 #include "rules/rules.h"
 #include "runs/not_learning_warning.h"
+#include "runs/run_plan.h"
 #include "runs/official_registry.h"
 #include "plugins/reference_configuration.h"
 #include "train/batches.h"
@@ -44,73 +45,6 @@ namespace lra::host {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// A task is named, never a path: an unknown name is a usage error (exit 2).
-const LoadedPlugin& open_task(const std::string& name) {
-  auto names = available_plugin_names(LRA_KIND_TASK);
-  if (std::find(names.begin(), names.end(), name) == names.end()) {
-    const std::string list = text::join(names);
-    throw Error(ErrorKind::usage, "unknown task '" + name + "' (available: " + (list.empty() ? "none" : list) +
-                                      "; LRA's tasks are listops, text, retrieval, image, pathfinder, pathx)");
-  }
-  return open_plugin(name, LRA_KIND_TASK);
-}
-
-// Plugins, manifest and rule tiers, decided before any data or model exists.
-struct RunPlan {
-  const LoadedPlugin* task = nullptr;
-  const LoadedPlugin* mixer = nullptr;
-  Manifest manifest;
-  std::optional<ReleasedManifest> release;  // the released official manifest this one is, if any
-  RunChoices choices;
-  RunMixerOptions resolved;
-  RunDivision division;
-  RankInfo ranks;
-  std::optional<ReferenceConfigurationRun> configuration;  // --reference
-  nlohmann::json configuration_record;                     // result.json's reference_configuration (null: none)
-};
-
-RunPlan plan_run(const RunArgs& a) {
-  RunPlan p;
-  // Plugins first: a rejected plugin must stop the run before anything else.
-  p.task = &open_task(a.task);
-  p.mixer = &open_plugin(a.plugin, LRA_KIND_MIXER);
-  // Manifest, then the rule tiers: fixed keys (open if changed), mixer options (bounded).
-  p.manifest = a.manifest ? load_manifest_file(*a.manifest) : load_preset(a.task, a.preset);
-  if (p.manifest.task != a.task)
-    throw Error(ErrorKind::rules,
-                p.manifest.source + ": manifest is for task '" + p.manifest.task + "', not '" + a.task + "'");
-  p.choices = run_choices(a.task, a.manifest ? "manifest " + p.manifest.source : "preset '" + a.preset + "'",
-                          p.manifest.text, &p.release);
-  // --reference: the entry's manifest settings first, as overrides; the user's --set after them wins.
-  if (a.reference) {
-    p.configuration = apply_reference_configuration(*a.reference, *p.mixer, a.task, p.manifest, &p.choices.overrides);
-    p.choices.configured = p.choices.overrides.size();
-    p.choices.configured_by = "--reference " + *a.reference;
-  }
-  auto mixer_sets = apply_sets(a.sets, p.manifest, &p.choices.overrides);
-  if (p.configuration) mixer_sets = with_configuration_options(*p.configuration, mixer_sets);
-  if (a.seed) p.manifest.train.seed = *a.seed;  // a trial index: recorded, stays closed
-  // Data parallel when launched as several ranks; the manifest's global batch is kept.
-  p.ranks = rank_info_from_environment();
-  if (p.manifest.train.batch_size % p.ranks.world_size != 0)
-    throw Error(ErrorKind::usage, "world size " + std::to_string(p.ranks.world_size) + " does not divide the manifest's "
-                                      "global batch train.batch_size = " + std::to_string(p.manifest.train.batch_size) +
-                                      " (each rank trains on batch / world size examples)");
-  // Built-in mixers start from the task's LRA reference settings (manifests/reference-mixers/), then --set.
-  p.resolved = resolve_run_mixer_options(*p.mixer, mixer_sets, a.task, p.manifest.name);
-  p.division = classify_run(p.choices);
-  if (p.configuration) {
-    // Open whatever it changes (the transformer's entry changes nothing): the
-    // closed division keeps one backbone for every mixer.
-    p.configuration_record =
-        reference_configuration_record(*p.configuration, to_json(p.manifest), params_json(p.resolved.options));
-    p.division.open_because(describe_reference_configuration(p.configuration_record) +
-                            ": a paper's per-model settings, not the closed division's one backbone for all");
-    std::rotate(p.division.reasons.begin(), p.division.reasons.end() - 1, p.division.reasons.end());
-  }
-  return p;
-}
 
 // The task's data (generated on demand for synthetic tasks); a closed run
 // only on the official data (the registry carries its sizes and, for
@@ -409,6 +343,12 @@ std::optional<RunSummary> train_run(const RunArgs& a, spdlog::logger& log) {
       not_learning.on_validation(step, v.accuracy);
     };
   const TrainResult tr = train_and_evaluate(model, data.dataset, topts, log);
+  if (plan.isolated) {  // run --isolate: what the mixer process cost, and what it printed
+    const auto& st = plan.isolated->process().stats();
+    log.info("mixer process: {} calls, {:.0f} MiB across, {:.1f} s waiting for answers; its output in {}", st.calls,
+             static_cast<double>(st.bytes) / (1 << 20), st.seconds, (dir.out / "mixer-process.log").string());
+    plan.isolated->finish(dir.out / "mixer-process.log");
+  }
   if (tr.stopped) {
     RunSummary stop;
     stop.plugin = plan.mixer->descriptor.name;

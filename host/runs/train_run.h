@@ -25,6 +25,7 @@ struct RunArgs {
   int64_t micro_batch = 0;  // 0 = whole batch
   bool fp32 = false;        // no bfloat16 autocast on CUDA
   bool resume = false;      // continue from the newest complete checkpoint in --out
+  bool isolate = false;     // the mixer plugin in a confined process of its own (isolation/isolated_plugin.h)
   double stop_after = 0;    // > 0: stop with a checkpoint after this many seconds of training (exit 9)
   std::optional<std::string> sign_key;  // Ed25519 private key (PEM): signs result.json
   std::vector<std::string> command_line;

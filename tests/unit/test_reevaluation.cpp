@@ -13,7 +13,7 @@
 #include "common/sha256.h"
 #include "lra/status.h"
 #include "reevaluation/bundle.h"
-#include "reevaluation/mixer_wire.h"
+#include "isolation/mixer_wire.h"
 #include "reevaluation/private_set.h"
 
 namespace lra::host {

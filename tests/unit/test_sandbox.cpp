@@ -1,4 +1,4 @@
-// The re-evaluation sandbox (reevaluation/sandbox.h), attacked as submitted
+// The re-evaluation sandbox (isolation/sandbox.h), attacked as submitted
 // plugin code would (issue 31): each attack runs inside and must fail, and
 // where it makes sense the same command unconfined succeeds, so the check can
 // fail; the real lrahost with LibTorch still runs inside.
@@ -22,7 +22,7 @@
 
 #include <gtest/gtest.h>
 
-#include "reevaluation/sandbox.h"
+#include "isolation/sandbox.h"
 
 namespace lra::host {
 namespace {
@@ -337,7 +337,7 @@ TEST_F(SandboxTest, TimeAndMemoryLimitsStopTheProcess) {
   EXPECT_TRUE(slow.timed_out);
   EXPECT_NE(slow.exit_code, 0);
 #ifdef __SANITIZE_ADDRESS__
-  // An AddressSanitizer build sets no address-space limit (reevaluation/sandbox.cpp).
+  // An AddressSanitizer build sets no address-space limit (isolation/sandbox.cpp).
   GTEST_SKIP() << "no memory limit to test in an AddressSanitizer build";
 #endif
   // 256 MiB of address space: a shell holding a 400 MB string cannot.

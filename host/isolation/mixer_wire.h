@@ -1,5 +1,5 @@
 // The wire between the verifier and the confined mixer process
-// (reevaluation/mixer_process.h, reevaluation/mixer_server.h): framed
+// (isolation/mixer_process.h, isolation/mixer_server.h): framed
 // messages over a Unix socket, each an operation code and a body of plain
 // little-endian fields and raw tensors. Nothing richer (no pickle, no JSON
 // from the confined side): every read is bounded and checked, and a bad
@@ -21,10 +21,12 @@
 namespace lra::host::wire {
 
 enum class Op : uint32_t {
-  hello = 1,    // -> plugin name, ABI minor version
-  create = 2,   // spec, options, generator state -> id, tensors, hints, generator state
-  load = 3,     // id, tensors -> ok
-  forward = 4,  // id, training, autocast, x, mask -> output
+  hello = 1,     // -> the plugin's description (name, ABI, capabilities, options, identity)
+  create = 2,    // spec, options, generator state -> id, tensors, hints, generator state
+  load = 3,      // id, tensors -> ok
+  forward = 4,   // id, training, autocast, grad, x, mask -> output (grad: and the call's id)
+  backward = 5,  // call id, output gradient -> input gradient, each trainable parameter's gradient
+  release = 6,   // call ids, mixer ids the host no longer needs -> ok
   ok = 100,
   error = 101,  // body: the lra::ErrorKind code only (the text goes to the process's own log)
 };

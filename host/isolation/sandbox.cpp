@@ -1,8 +1,8 @@
-// Starting a command in the sandbox and watching it (reevaluation/sandbox.h):
+// Starting a command in the sandbox and watching it (isolation/sandbox.h):
 // fork, descriptors, resource limits, the output drained into a bounded tail,
 // the wall clock, and the whole tree killed at its end; what the command sees
 // is sandbox_mounts.cpp's.
-#include "reevaluation/sandbox.h"
+#include "isolation/sandbox.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -21,7 +21,7 @@
 #include <sstream>
 #include <thread>
 
-#include "reevaluation/sandbox_mounts.h"
+#include "isolation/sandbox_mounts.h"
 
 namespace lra::host {
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-// What the sandbox's command sees (reevaluation/sandbox.h): bubblewrap's
+// What the sandbox's command sees (isolation/sandbox.h): bubblewrap's
 // arguments (the file system, namespaces, user nobody), the user namespace a
 // root verifier makes for nobody, and the fixed environment. Internal to the
 // sandbox library; sandbox.cpp starts and watches the process.
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "reevaluation/sandbox.h"
+#include "isolation/sandbox.h"
 
 namespace lra::host::sandbox_detail {
 

@@ -60,7 +60,7 @@ std::optional<std::string> sandbox_unavailable();
 inline constexpr int kSandboxChannelFd = 3;
 
 // A command running in the sandbox while the caller talks to it over a
-// channel (reevaluation/mixer_process.h). Its output is drained in the
+// channel (isolation/mixer_process.h). Its output is drained in the
 // background into the bounded tail; the wall-clock limit holds from the
 // start; the whole process tree is killed when it ends, at the limit, on
 // kill_now() and in the destructor, whichever comes first.

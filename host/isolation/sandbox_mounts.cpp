@@ -1,4 +1,4 @@
-#include "reevaluation/sandbox_mounts.h"
+#include "isolation/sandbox_mounts.h"
 
 #include <fcntl.h>
 #include <sched.h>

@@ -1,4 +1,4 @@
-#include "reevaluation/mixer_wire.h"
+#include "isolation/mixer_wire.h"
 
 #include <poll.h>
 #include <sys/socket.h>

@@ -1,4 +1,4 @@
-#include "reevaluation/mixer_process.h"
+#include "isolation/mixer_process.h"
 
 #include <sys/socket.h>
 #include <unistd.h>
@@ -12,8 +12,9 @@
 #include <c10/util/Exception.h>
 #include <torch/torch.h>
 
+#include "lra/dropout.h"
 #include "lra/status.h"
-#include "reevaluation/mixer_limits.h"
+#include "isolation/mixer_limits.h"
 #include "train/autocast.h"
 
 namespace lra::host {
@@ -32,69 +33,6 @@ std::string error_kind_words(uint32_t kind) {
     default: return "an error";
   }
 }
-
-// A stand-in for one block's mixer inside the verifier's model.
-class RemoteMixer final : public lra::Mixer {
- public:
-  RemoteMixer(MixerProcess& process, MixerProcess::Created created)
-      : process_(process), id_(created.id), hints_(std::move(created.hints)) {
-    for (auto& nt : created.tensors) add(nt);
-    remember_pushed();  // the process holds these very values already
-  }
-
-  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask) override {
-    push_if_changed();
-    const bool autocast = x.is_cuda() && CudaBf16Autocast::active();
-    at::Tensor out = process_.forward(id_, x, mask, is_training(), autocast);
-    if (out.sizes() != x.sizes() || !out.is_floating_point())
-      throw Error(ErrorKind::plugin, "the mixer process answered a forward call with a tensor of another shape than "
-                                     "its input, or not of floating point");
-    return out.to(x.device());
-  }
-
-  std::vector<lra::ParamHint> optimizer_hints() const override { return hints_; }
-
- private:
-  // Registers a tensor under its dotted name, making the modules on the way.
-  void add(const wire::NamedTensor& nt) {
-    torch::nn::Module* at = this;
-    std::string rest = nt.name;
-    for (size_t dot; (dot = rest.find('.')) != std::string::npos; rest = rest.substr(dot + 1)) {
-      const std::string part = rest.substr(0, dot);
-      if (part.empty()) throw Error(ErrorKind::plugin, "the mixer process named a tensor with an empty path part");
-      std::shared_ptr<torch::nn::Module> child;
-      for (const auto& c : at->named_children())
-        if (c.key() == part) child = c.value();
-      if (!child) child = at->register_module(part, std::make_shared<torch::nn::Module>());
-      at = child.get();
-    }
-    try {
-      if (nt.parameter) at->register_parameter(rest, nt.tensor, nt.tensor.requires_grad());
-      else at->register_buffer(rest, nt.tensor);
-    } catch (const c10::Error&) {
-      throw Error(ErrorKind::plugin, "the mixer process named two tensors alike, or one by a name a module cannot hold");
-    }
-  }
-
-  // A tensor changed when its storage or its in-place version did (loading
-  // model.pt, moving the model, the summary probe's re-initialisation).
-  std::vector<std::pair<const void*, int64_t>> marks() const {
-    std::vector<std::pair<const void*, int64_t>> m;
-    for (const auto& nt : wire::module_tensors(*this)) m.emplace_back(nt.tensor.data_ptr(), nt.tensor._version());
-    return m;
-  }
-  void remember_pushed() { pushed_ = marks(); }
-  void push_if_changed() {
-    if (marks() == pushed_) return;
-    process_.load(id_, wire::module_tensors(*this));
-    remember_pushed();
-  }
-
-  MixerProcess& process_;
-  uint32_t id_;
-  std::vector<lra::ParamHint> hints_;
-  std::vector<std::pair<const void*, int64_t>> pushed_;
-};
 
 }  // namespace
 
@@ -119,8 +57,7 @@ void MixerProcess::open() {
   wire::Writer w;
   const wire::Message m = call(Op::hello, w, "open the plugin");
   wire::Reader r(m.body, "answer to hello");
-  name_ = r.str(4096);
-  abi_minor_ = r.u32();
+  description_ = read_description(r);
   r.end();
   open_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -137,8 +74,33 @@ void MixerProcess::fail(const std::string& why) {
   throw Error(ErrorKind::plugin, why);
 }
 
+void MixerProcess::release_later(int64_t call) {
+  const std::lock_guard<std::mutex> lock(release_mutex_);
+  released_calls_.push_back(call);
+}
+
+void MixerProcess::drop_later(uint32_t mixer) {
+  const std::lock_guard<std::mutex> lock(release_mutex_);
+  dropped_mixers_.push_back(mixer);
+}
+
 wire::Message MixerProcess::call(Op op, const wire::Writer& body, const std::string& what) {
   if (broken_) throw Error(ErrorKind::plugin, broken_why_);
+  if (op != Op::release) {
+    wire::Writer w;
+    {
+      const std::lock_guard<std::mutex> lock(release_mutex_);
+      if (!released_calls_.empty() || !dropped_mixers_.empty()) {
+        w.u32(static_cast<uint32_t>(released_calls_.size()));
+        for (int64_t c : released_calls_) w.i64(c);
+        w.u32(static_cast<uint32_t>(dropped_mixers_.size()));
+        for (uint32_t m : dropped_mixers_) w.u32(m);
+        released_calls_.clear();
+        dropped_mixers_.clear();
+      }
+    }
+    if (w.size() > 0) wire::Reader(call(Op::release, w, "let go of what the host dropped").body, "answer to release").end();
+  }
   const auto start = std::chrono::steady_clock::now();
   // How the process ended, once it has (a closed channel: it is ending).
   auto end = [&](const std::string& otherwise) {
@@ -171,17 +133,32 @@ wire::Message MixerProcess::call(Op op, const wire::Writer& body, const std::str
   return std::move(*answer);
 }
 
-MixerProcess::Created MixerProcess::create(const lra::MixerSpec& spec, const std::map<std::string, std::string>& options) {
+at::Tensor MixerProcess::generator_state() {
   auto gen = at::detail::getDefaultCPUGenerator();
+  const std::lock_guard<std::mutex> lock(gen.mutex());
+  return gen.get_state();
+}
+
+// The run's CPU generator continues from where the process left it (its
+// mixer drew from it); a lie only changes the host's later draws.
+void MixerProcess::continue_generator(const at::Tensor& before, const at::Tensor& after, const std::string& what) {
+  if (after.scalar_type() != before.scalar_type() || !after.sizes().equals(before.sizes()))
+    fail("the mixer process answered " + what + " with a random-generator state of another form");
+  try {
+    auto gen = at::detail::getDefaultCPUGenerator();
+    const std::lock_guard<std::mutex> lock(gen.mutex());
+    gen.set_state(after);
+  } catch (const c10::Error&) {
+    fail("the mixer process answered " + what + " with a random-generator state that is not one");
+  }
+}
+
+MixerProcess::Created MixerProcess::create(const lra::MixerSpec& spec, const std::map<std::string, std::string>& options) {
   wire::Writer w;
   w.u32(static_cast<uint32_t>(options.size()));
   for (const auto& [k, v] : options) w.str(k), w.str(v);
   w.spec(spec);
-  at::Tensor before;
-  {
-    const std::lock_guard<std::mutex> lock(gen.mutex());
-    before = gen.get_state();
-  }
+  const at::Tensor before = generator_state();
   w.tensor(before);
   const wire::Message m = call(Op::create, w, "create the mixer of block " + std::to_string(spec.layer_index));
   wire::Reader r(m.body, "answer to create");
@@ -196,16 +173,8 @@ MixerProcess::Created MixerProcess::create(const lra::MixerSpec& spec, const std
     h.lr_max = r.f64();
     c.hints.push_back(std::move(h));
   }
-  const at::Tensor after = r.tensor(before.numel());
+  continue_generator(before, r.tensor(before.numel()), "create");
   r.end();
-  if (after.scalar_type() != before.scalar_type() || !after.sizes().equals(before.sizes()))
-    fail("the mixer process answered create with a random-generator state of another form");
-  try {
-    const std::lock_guard<std::mutex> lock(gen.mutex());
-    gen.set_state(after);
-  } catch (const c10::Error&) {
-    fail("the mixer process answered create with a random-generator state that is not one");
-  }
   return c;
 }
 
@@ -217,19 +186,86 @@ void MixerProcess::load(uint32_t id, const std::vector<wire::NamedTensor>& tenso
   wire::Reader(m.body, "answer to load").end();
 }
 
-at::Tensor MixerProcess::forward(uint32_t id, const at::Tensor& x, const at::Tensor& mask, bool training, bool autocast) {
+namespace {
+
+// An answer's tensor must have the shape of what it answers for, in floating point.
+at::Tensor shaped_like(const at::Tensor& got, const at::Tensor& like, const std::string& what) {
+  if (!got.sizes().equals(like.sizes()) || !got.is_floating_point())
+    throw Error(ErrorKind::plugin, "the mixer process answered " + what + " with a tensor of another shape than " +
+                                       "it should have, or not of floating point");
+  return got;
+}
+
+}  // namespace
+
+MixerProcess::Answer MixerProcess::forward(uint32_t id, const at::Tensor& x, const at::Tensor& mask,
+                                           const Forward& how) {
   wire::Writer w;
   w.u32(id);
-  w.u8(training ? 1 : 0);
-  w.u8(autocast ? 1 : 0);
+  w.u8(how.training ? 1 : 0);
+  w.u8(how.autocast ? 1 : 0);
+  w.u8(how.grad ? 1 : 0);
+  w.u8(how.record ? 1 : 0);
   w.tensor(x);
   w.u8(mask.defined() ? 1 : 0);
   if (mask.defined()) w.tensor(mask);
+  const at::Tensor before = generator_state();
+  w.tensor(before);
+  // The trainer's description of this forward pass (lra/dropout.h): the
+  // mixer's dropout masks are then the ones it would draw in process.
+  lra_dropout_rows* rows = lra::ops::detail::active_rows();
+  w.u8(rows ? 1 : 0);
+  if (rows) {
+    w.i64(static_cast<int64_t>(rows->seed));
+    w.i64(static_cast<int64_t>(rows->calls));
+    w.i64(rows->first);
+    w.i64(rows->local);
+    w.i64(rows->global);
+    w.i64(rows->towers);
+  }
   const wire::Message m = call(Op::forward, w, "answer a forward call");
   wire::Reader r(m.body, "answer to forward");
-  at::Tensor out = r.tensor(x.numel());
+  Answer a;
+  a.out = shaped_like(r.tensor(x.numel()), x, "a forward call");
+  continue_generator(before, r.tensor(before.numel()), "a forward call");
+  if (rows) rows->calls = static_cast<uint64_t>(r.i64());
+  const uint32_t n = r.u32();
+  if (n > kMaxMixerTensors) fail("the mixer process answered a forward call with too many changed buffers");
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t index = r.u32();
+    a.buffers.emplace_back(index, r.tensor(kMaxTensorElements));
+  }
+  if (how.record && r.u8()) {
+    a.probs = r.tensor(kMaxTensorElements);
+    const int64_t b = x.size(0), l = x.size(1);
+    if (a.probs.dim() != 4 || a.probs.size(0) != b || a.probs.size(2) != l || a.probs.size(3) != l ||
+        !a.probs.is_floating_point())
+      fail("the mixer process answered with attention probabilities not of shape [B, heads, L, L]");
+  }
+  if (how.grad) a.call = r.i64();
   r.end();
-  return out;
+  return a;
+}
+
+MixerProcess::Gradients MixerProcess::backward(int64_t call_id, const at::Tensor& grad_out, const at::Tensor& x,
+                                               const std::vector<at::Tensor>& params) {
+  wire::Writer w;
+  w.i64(call_id);
+  w.tensor(grad_out);
+  const wire::Message m = call(Op::backward, w, "answer a backward call");
+  wire::Reader r(m.body, "answer to backward");
+  if (r.u32() != params.size() + 1)
+    fail("the mixer process answered a backward call with another number of gradients than the mixer has "
+         "trainable parameters");
+  Gradients g;
+  if (r.u8()) g.x = shaped_like(r.tensor(x.numel()), x, "a backward call");
+  for (const auto& p : params) {
+    at::Tensor t;
+    if (r.u8()) t = shaped_like(r.tensor(p.numel()), p, "a backward call");
+    g.params.push_back(t);
+  }
+  r.end();
+  return g;
 }
 
 SandboxOutcome MixerProcess::stop() {
@@ -244,12 +280,6 @@ SandboxOutcome MixerProcess::stop() {
 std::string MixerProcess::log_tail() {
   if (!outcome_) stop();
   return outcome_->log_tail;
-}
-
-MixerFactory remote_mixer_factory(MixerProcess& process, const std::map<std::string, std::string>& options) {
-  return [&process, options](const lra::MixerSpec& spec) -> std::shared_ptr<lra::Mixer> {
-    return std::make_shared<RemoteMixer>(process, process.create(spec, options));
-  };
 }
 
 }  // namespace lra::host

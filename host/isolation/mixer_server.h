@@ -1,4 +1,4 @@
-// The confined half of a re-evaluation (reevaluation/mixer_process.h): the
+// The confined half of a re-evaluation (isolation/mixer_process.h): the
 // only place submitted mixer code runs. Started by the verifier as
 // `lrahost mixer-server` inside the sandbox, with no file of the run in view:
 // it opens the plugin, creates mixers when asked (the verifier's spec,
