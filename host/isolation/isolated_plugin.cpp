@@ -23,6 +23,7 @@ constexpr fs::perms kReadable = fs::perms::owner_read | fs::perms::owner_write |
                                 fs::perms::others_read;
 constexpr fs::perms kListable = fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                                 fs::perms::others_read | fs::perms::others_exec;
+constexpr const char* kIsolateAreaPrefix = "lrahost-isolate-";
 // Python sources staged for the process: what a mixer's own folder may hold.
 constexpr size_t kMaxStagedPythonFiles = 2000;
 
@@ -111,26 +112,27 @@ IsolatedPlugin::IsolatedPlugin(const std::string& plugin, const IsolationOptions
     }
     loaded_.descriptor = d;
   }
-  // Staged under /tmp, readable by the sandbox's user nobody wherever the plugin lies.
-  char tmpl[] = "/tmp/lrahost-isolate-XXXXXX";
-  if (!mkdtemp(tmpl)) throw Error(ErrorKind::storage, std::string("cannot create a folder in /tmp: ") + std::strerror(errno));
-  area_ = tmpl;
-  fs::permissions(area_, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
-  fs::create_directories(area_ / "plugin");
-  fs::permissions(area_ / "plugin", kListable);
-  fs::create_directories(area_ / "scratch");
+  // Staged under /tmp, readable by the sandbox's user nobody wherever the
+  // plugin lies; what a killed run left there is swept first.
+  HeldFolder::sweep_abandoned("/tmp", kIsolateAreaPrefix);
+  area_ = std::make_unique<HeldFolder>("/tmp", kIsolateAreaPrefix,
+                                       fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
+  const fs::path area = area_->path();
+  fs::create_directories(area / "plugin");
+  fs::permissions(area / "plugin", kListable);
+  fs::create_directories(area / "scratch");
   MixerProcessOptions p;
   p.exe = fs::read_symlink("/proc/self/exe").string();
   if (python) {
-    stage_python_folder(file.parent_path(), area_ / "plugin" / "src");
-    p.plugin = (area_ / "plugin" / "src" / file.filename()).string() + ":" + cls;
-    p.read_only = {area_ / "plugin", fs::canonical(builtin_plugin_dir() / "lra_mixer_python.so")};
+    stage_python_folder(file.parent_path(), area / "plugin" / "src");
+    p.plugin = (area / "plugin" / "src" / file.filename()).string() + ":" + cls;
+    p.read_only = {area / "plugin", fs::canonical(builtin_plugin_dir() / "lra_mixer_python.so")};
   } else {
-    copy_readable(file, area_ / "plugin" / file.filename());
-    p.plugin = (area_ / "plugin" / file.filename()).string();
-    p.read_only = {area_ / "plugin"};
+    copy_readable(file, area / "plugin" / file.filename());
+    p.plugin = (area / "plugin" / file.filename()).string();
+    p.read_only = {area / "plugin"};
   }
-  p.scratch = area_ / "scratch";
+  p.scratch = area / "scratch";
   p.limits.timeout_seconds = 365 * 24 * 3600;  // a run may train for days; each call has its own limit
   p.limits.gpu = o.device.rfind("cuda", 0) == 0;
   p.sandboxed = o.sandboxed;
@@ -171,9 +173,7 @@ IsolatedPlugin::IsolatedPlugin(const std::string& plugin, const IsolationOptions
 }
 
 IsolatedPlugin::~IsolatedPlugin() {
-  process_.reset();
-  std::error_code ec;
-  fs::remove_all(area_, ec);
+  process_.reset();  // before its folder goes
 }
 
 void IsolatedPlugin::finish(const fs::path& log_file) {

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "isolation/held_folder.h"
 #include "isolation/mixer_process.h"
 #include "plugins/loader.h"
 
@@ -41,7 +42,7 @@ class IsolatedPlugin {
 
  private:
   struct Interface;
-  std::filesystem::path area_;  // staging and scratch under /tmp, removed at the end
+  std::unique_ptr<HeldFolder> area_;  // staging and scratch under /tmp: removed at the end, swept if killed
   std::unique_ptr<MixerProcess> process_;
   std::unique_ptr<Interface> interface_;
   LoadedPlugin loaded_;

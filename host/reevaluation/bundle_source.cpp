@@ -61,6 +61,10 @@ SourcePack source_pack(const fs::path& dir, const std::string& so_sha256) {
        it.increment(ec)) {
     const std::string rel = fs::relative(it->path(), dir).generic_string();
     const std::string name = it->path().filename().string();
+    if (it->is_symlink()) {  // a link is no source: its target may lie anywhere
+      pack.skipped.push_back(rel);
+      continue;
+    }
     if (it->is_directory()) {
       // Hidden folders (.git) and build trees are not source.
       if (name.front() == '.' || fs::exists(it->path() / "CMakeCache.txt")) {

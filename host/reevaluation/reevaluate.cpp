@@ -10,7 +10,7 @@
 #include "common/utc_time.h"
 #include "lra/status.h"
 #include "reevaluation/bundle.h"
-#include "reevaluation/held_folder.h"
+#include "isolation/held_folder.h"
 #include "reevaluation/reevaluate_run.h"
 #include "reevaluation/reevaluation_signature.h"
 #include "reevaluation/source_build.h"

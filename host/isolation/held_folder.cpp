@@ -1,4 +1,4 @@
-#include "reevaluation/held_folder.h"
+#include "isolation/held_folder.h"
 
 #include <fcntl.h>
 #include <sys/file.h>

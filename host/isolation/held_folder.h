@@ -3,8 +3,9 @@
 // on its own ".held" file for as long as the object lives. The kernel drops
 // the lock when the process dies however it dies (kill -9 included), so the
 // next verifier that sweeps the same parent removes the folders whose lock it
-// can take. Used for the sandbox area under /tmp and for the folder a
-// re-evaluation fills before it becomes --out.
+// can take. Used for the sandbox area under /tmp, for the folder a
+// re-evaluation fills before it becomes --out, and for run --isolate's
+// staging folder.
 #pragma once
 
 #include <filesystem>
