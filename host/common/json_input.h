@@ -55,4 +55,10 @@ inline const nlohmann::json* json_at(const nlohmann::json& root, std::initialize
   return v;
 }
 
+// The string at `keys`, or "" when it is missing or not a string.
+inline std::string json_text_at(const nlohmann::json& root, std::initializer_list<const char*> keys) {
+  const nlohmann::json* v = json_at(root, keys);
+  return v && v->is_string() ? v->get<std::string>() : std::string();
+}
+
 }  // namespace lra::host

@@ -8,30 +8,22 @@
 #include "common/sha256.h"
 #include "common/python_source_files.h"
 #include "common/python_sources.h"
+#include "isolation/readable_copy.h"
 #include "isolation/remote_mixer.h"
 #include "lra/status.h"
 #include "plugins/descriptor.h"
 #include "plugins/mixer_options.h"
 #include "plugins/python_mixer.h"
+#include "results/run_record.h"
 
 namespace lra::host {
 namespace fs = std::filesystem;
 
 namespace {
 
-constexpr fs::perms kReadable = fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
-                                fs::perms::others_read;
-constexpr fs::perms kListable = fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                                fs::perms::others_read | fs::perms::others_exec;
 constexpr const char* kIsolateAreaPrefix = "lrahost-isolate-";
 // Python sources staged for the process: what a mixer's own folder may hold.
 constexpr size_t kMaxStagedPythonFiles = 2000;
-
-void copy_readable(const fs::path& from, const fs::path& to) {
-  fs::create_directories(to.parent_path());
-  fs::copy_file(from, to, fs::copy_options::overwrite_existing);
-  fs::permissions(to, kReadable);
-}
 
 // The .py files under a Python mixer's folder (its own modules), readable by
 // the sandbox's user; hidden folders are left out.
@@ -52,15 +44,12 @@ void stage_python_folder(const fs::path& from, const fs::path& to) {
                                         "folder of its own");
     copy_readable(it->path(), to / fs::relative(it->path(), from));
   }
+  make_readable_folder(to);
   for (auto it = fs::recursive_directory_iterator(to, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec))
-    if (it->is_directory()) fs::permissions(it->path(), kListable);
+    if (it->is_directory()) make_readable_folder(it->path());
 }
 
-std::string option_text(const lra::Value& v) {
-  const nlohmann::json j = params_json(lra::Params{{"v", v}})["v"];
-  return j.is_string() ? j.get<std::string>() : j.dump();
-}
 
 }  // namespace
 
@@ -76,9 +65,7 @@ struct IsolatedPlugin::Interface final : lra::MixerPlugin {
   lra::Status create(const lra::MixerSpec& spec, const lra::Params& options,
                      std::shared_ptr<lra::Mixer>* out) const noexcept override {
     try {
-      std::map<std::string, std::string> texts;
-      for (const auto& [k, v] : options) texts[k] = option_text(v);
-      *out = remote_mixer_factory(*process, texts)(spec);
+      *out = remote_mixer_factory(*process, option_texts(params_json(options)))(spec);
       return {};
     } catch (const Error& e) {
       return lra::Status{e.kind(), e.what()};
@@ -118,8 +105,7 @@ IsolatedPlugin::IsolatedPlugin(const std::string& plugin, const IsolationOptions
   area_ = std::make_unique<HeldFolder>("/tmp", kIsolateAreaPrefix,
                                        fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
   const fs::path area = area_->path();
-  fs::create_directories(area / "plugin");
-  fs::permissions(area / "plugin", kListable);
+  make_readable_folder(area / "plugin");
   fs::create_directories(area / "scratch");
   MixerProcessOptions p;
   p.exe = fs::read_symlink("/proc/self/exe").string();

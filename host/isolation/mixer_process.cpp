@@ -13,6 +13,7 @@
 #include <torch/torch.h>
 
 #include "lra/dropout.h"
+#include "model/random_state.h"
 #include "lra/status.h"
 #include "isolation/mixer_limits.h"
 #include "train/autocast.h"
@@ -133,21 +134,13 @@ wire::Message MixerProcess::call(Op op, const wire::Writer& body, const std::str
   return std::move(*answer);
 }
 
-at::Tensor MixerProcess::generator_state() {
-  auto gen = at::detail::getDefaultCPUGenerator();
-  const std::lock_guard<std::mutex> lock(gen.mutex());
-  return gen.get_state();
-}
-
 // The run's CPU generator continues from where the process left it (its
 // mixer drew from it); a lie only changes the host's later draws.
 void MixerProcess::continue_generator(const at::Tensor& before, const at::Tensor& after, const std::string& what) {
   if (after.scalar_type() != before.scalar_type() || !after.sizes().equals(before.sizes()))
     fail("the mixer process answered " + what + " with a random-generator state of another form");
   try {
-    auto gen = at::detail::getDefaultCPUGenerator();
-    const std::lock_guard<std::mutex> lock(gen.mutex());
-    gen.set_state(after);
+    set_cpu_generator_state(after);
   } catch (const c10::Error&) {
     fail("the mixer process answered " + what + " with a random-generator state that is not one");
   }
@@ -158,7 +151,7 @@ MixerProcess::Created MixerProcess::create(const lra::MixerSpec& spec, const std
   w.u32(static_cast<uint32_t>(options.size()));
   for (const auto& [k, v] : options) w.str(k), w.str(v);
   w.spec(spec);
-  const at::Tensor before = generator_state();
+  const at::Tensor before = cpu_generator_state();
   w.tensor(before);
   const wire::Message m = call(Op::create, w, "create the mixer of block " + std::to_string(spec.layer_index));
   wire::Reader r(m.body, "answer to create");
@@ -209,7 +202,7 @@ MixerProcess::Answer MixerProcess::forward(uint32_t id, const at::Tensor& x, con
   w.tensor(x);
   w.u8(mask.defined() ? 1 : 0);
   if (mask.defined()) w.tensor(mask);
-  const at::Tensor before = generator_state();
+  const at::Tensor before = cpu_generator_state();
   w.tensor(before);
   // The trainer's description of this forward pass (lra/dropout.h): the
   // mixer's dropout masks are then the ones it would draw in process.

@@ -111,7 +111,6 @@ class MixerProcess {
  private:
   wire::Message call(wire::Op op, const wire::Writer& body, const std::string& what);
   [[noreturn]] void fail(const std::string& why);
-  static at::Tensor generator_state();
   void continue_generator(const at::Tensor& before, const at::Tensor& after, const std::string& what);
 
   MixerProcessOptions o_;

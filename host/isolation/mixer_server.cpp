@@ -14,6 +14,7 @@
 
 #include "device/device.h"
 #include "lra/dropout.h"
+#include "model/random_state.h"
 #include "lra/status.h"
 #include "plugins/loader.h"
 #include "plugins/mixer_factory.h"
@@ -66,7 +67,7 @@ class Server {
       given[key] = r.str(1 << 16);
     }
     const lra::MixerSpec spec = r.spec();
-    set_generator_state(r.tensor(1 << 20));
+    set_cpu_generator_state(r.tensor(1 << 20));
     // Created on the CPU from the verifier's generator state, as the run built it.
     std::shared_ptr<lra::Mixer> mixer = plugin_mixer_factory(*plugin_, resolve_mixer_options(*plugin_, given))(spec);
     w.u32(static_cast<uint32_t>(mixers_.size()));
@@ -80,28 +81,10 @@ class Server {
       w.f64(h.lr_scale);
       w.f64(h.lr_max);
     }
-    w.tensor(generator_state());
+    w.tensor(cpu_generator_state());
     mixer->to(device_);
     mixers_.push_back(std::move(mixer));
-    marks_.push_back(buffer_marks(*mixers_.back()));
-  }
-
-  static void set_generator_state(const at::Tensor& state) {
-    auto gen = at::detail::getDefaultCPUGenerator();
-    const std::lock_guard<std::mutex> lock(gen.mutex());
-    gen.set_state(state);
-  }
-  static at::Tensor generator_state() {
-    auto gen = at::detail::getDefaultCPUGenerator();
-    const std::lock_guard<std::mutex> lock(gen.mutex());
-    return gen.get_state();
-  }
-
-  // Each tensor's storage and in-place version (module_tensors order).
-  static std::vector<std::pair<const void*, int64_t>> buffer_marks(const lra::Mixer& m) {
-    std::vector<std::pair<const void*, int64_t>> out;
-    for (const auto& nt : wire::module_tensors(m)) out.emplace_back(nt.tensor.data_ptr(), nt.tensor._version());
-    return out;
+    marks_.push_back(wire::tensor_marks(wire::module_tensors(*mixers_.back())));
   }
 
   lra::Mixer& mixer_at(uint32_t id) {
@@ -123,7 +106,7 @@ class Server {
         throw Error(ErrorKind::usage, "load: tensor '" + nt.name + "' is not one of the mixer's, of its shape");
       it->second.copy_(nt.tensor);
     }
-    marks_.at(id) = buffer_marks(mixer);
+    marks_.at(id) = wire::tensor_marks(wire::module_tensors(mixer));
   }
 
   // With `grad`, the call's graph is kept (its input a leaf of its own) for
@@ -137,7 +120,7 @@ class Server {
     if (r.u8()) mask = r.tensor(kMaxTensorElements).to(device_);
     // The host's CPU generator, continued here and handed back: the mixer's
     // draws (dropout) come from the run's one stream, as in process.
-    set_generator_state(r.tensor(1 << 20));
+    set_cpu_generator_state(r.tensor(1 << 20));
     // The host's description of its forward pass, if it is in one (lra/dropout.h), for this call.
     lra_dropout_rows* rows = lra_dropout_rows_v1 ? lra_dropout_rows_v1() : nullptr;
     const bool described = r.u8() != 0;
@@ -173,11 +156,11 @@ class Server {
       y = mixer.forward(x, mask);
     }
     w.tensor(y);
-    w.tensor(generator_state());
+    w.tensor(cpu_generator_state());
     if (described) w.i64(rows ? static_cast<int64_t>(rows->calls) : 0);
     // Buffers the call changed (a redraw of random features): the host keeps them.
-    const auto now = buffer_marks(mixer);
     const auto all = wire::module_tensors(mixer);
+    const wire::TensorMarks now = wire::tensor_marks(all);
     std::vector<uint32_t> changed;
     for (size_t i = 0; i < now.size(); ++i)
       if (!all[i].parameter && now[i] != marks_.at(id)[i]) changed.push_back(static_cast<uint32_t>(i));
@@ -239,7 +222,7 @@ class Server {
   torch::Device device_;
   const LoadedPlugin* plugin_ = nullptr;
   std::vector<std::shared_ptr<lra::Mixer>> mixers_;
-  std::vector<std::vector<std::pair<const void*, int64_t>>> marks_;  // per mixer, as the host last saw them
+  std::vector<wire::TensorMarks> marks_;  // per mixer, as the host last saw them
   struct Graph {
     uint32_t mixer;
     at::Tensor x, y;

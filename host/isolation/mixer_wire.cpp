@@ -177,6 +177,12 @@ std::string Writer::flat() const {
   return all;
 }
 
+TensorMarks tensor_marks(const std::vector<NamedTensor>& ts) {
+  TensorMarks m;
+  for (const auto& nt : ts) m.emplace_back(nt.tensor.data_ptr(), nt.tensor._version());
+  return m;
+}
+
 std::vector<NamedTensor> module_tensors(const torch::nn::Module& m) {
   std::vector<NamedTensor> out;
   auto own = [&](const torch::nn::Module& module, const std::string& prefix) {

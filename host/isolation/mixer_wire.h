@@ -72,6 +72,11 @@ struct NamedTensor {
 // sends or compares.
 std::vector<NamedTensor> module_tensors(const torch::nn::Module& m);
 
+// Each tensor's storage and in-place version, in order: a tensor changed
+// when either did (loading, moving, an optimizer step, a redraw in forward).
+using TensorMarks = std::vector<std::pair<const void*, int64_t>>;
+TensorMarks tensor_marks(const std::vector<NamedTensor>& ts);
+
 // One message; a channel the other side closed is Error(plugin).
 void send_message(int fd, Op op, const Writer& body);
 void send_message(int fd, Op op, const std::string& body);

@@ -122,14 +122,10 @@ class RemoteMixer final : public lra::Mixer {
     }
   }
 
-  // A tensor changed when its storage or its in-place version did (loading
-  // model.pt, moving the model, an optimizer step, the summary probe's
-  // re-initialisation).
-  std::vector<std::pair<const void*, int64_t>> marks() const {
-    std::vector<std::pair<const void*, int64_t>> m;
-    for (const auto& nt : wire::module_tensors(*this)) m.emplace_back(nt.tensor.data_ptr(), nt.tensor._version());
-    return m;
-  }
+  // What the process holds: the tensors as last sent or received (loading
+  // model.pt, moving the model, an optimizer step or the summary probe's
+  // re-initialisation changes them here).
+  wire::TensorMarks marks() const { return wire::tensor_marks(wire::module_tensors(*this)); }
   void remember_pushed() { pushed_ = marks(); }
   // Buffers the process changed in a call (redrawn random features) become
   // the host's too, so model.pt, checkpoints and the next push carry them.
@@ -155,7 +151,7 @@ class RemoteMixer final : public lra::Mixer {
   MixerProcess& process_;
   uint32_t id_;
   std::vector<lra::ParamHint> hints_;
-  std::vector<std::pair<const void*, int64_t>> pushed_;
+  wire::TensorMarks pushed_;
 };
 
 }  // namespace

@@ -10,21 +10,27 @@
 
 namespace lra::host {
 
+// The global CPU generator's state, read and set under its lock (set_state
+// throws c10::Error for a tensor that is no state).
+inline at::Tensor cpu_generator_state() {
+  at::Generator gen = at::detail::getDefaultCPUGenerator();
+  const std::lock_guard<std::mutex> lock(gen.mutex());
+  return gen.get_state();
+}
+inline void set_cpu_generator_state(const at::Tensor& state) {
+  at::Generator gen = at::detail::getDefaultCPUGenerator();
+  const std::lock_guard<std::mutex> lock(gen.mutex());
+  gen.set_state(state);
+}
+
 class PreservedRandomState {
  public:
-  PreservedRandomState() : gen_(at::detail::getDefaultCPUGenerator()) {
-    const std::lock_guard<std::mutex> lock(gen_.mutex());
-    state_ = gen_.get_state();
-  }
-  ~PreservedRandomState() {
-    const std::lock_guard<std::mutex> lock(gen_.mutex());
-    gen_.set_state(state_);
-  }
+  PreservedRandomState() : state_(cpu_generator_state()) {}
+  ~PreservedRandomState() { set_cpu_generator_state(state_); }
   PreservedRandomState(const PreservedRandomState&) = delete;
   PreservedRandomState& operator=(const PreservedRandomState&) = delete;
 
  private:
-  at::Generator gen_;
   at::Tensor state_;
 };
 

@@ -32,10 +32,6 @@ std::string lower_sha(const json& v) {
   return s;
 }
 
-std::string text_at(const json& root, std::initializer_list<const char*> keys) {
-  const json* v = json_at(root, keys);
-  return v && v->is_string() ? v->get<std::string>() : std::string();
-}
 
 }  // namespace
 
@@ -70,12 +66,12 @@ std::optional<std::string> python_folder_problem(const json& result, const std::
   const std::string from_map = python_sources_sha256(*files);
   if (from_map != p.sha256)
     return p.folder() + " is not named by the SHA-256 of " + where + "'s plugin.source.files (" + from_map + ")";
-  if (lower_sha(text_at(result, {"plugin", "sha256"})) != p.sha256)
-    return p.folder() + " is not " + where + "'s plugin.sha256 (" + text_at(result, {"plugin", "sha256"}) + ")";
-  if (text_at(result, {"plugin", "source", "file"}) != p.file ||
-      text_at(result, {"plugin", "source", "class"}) != p.cls || text_at(result, {"plugin", "name"}) != p.cls)
+  if (lower_sha(json_text_at(result, {"plugin", "sha256"})) != p.sha256)
+    return p.folder() + " is not " + where + "'s plugin.sha256 (" + json_text_at(result, {"plugin", "sha256"}) + ")";
+  if (json_text_at(result, {"plugin", "source", "file"}) != p.file ||
+      json_text_at(result, {"plugin", "source", "class"}) != p.cls || json_text_at(result, {"plugin", "name"}) != p.cls)
     return "bundle.json names " + p.spec() + " for " + run + ", whose result records class '" +
-           text_at(result, {"plugin", "source", "class"}) + "' in '" + text_at(result, {"plugin", "source", "file"}) +
+           json_text_at(result, {"plugin", "source", "class"}) + "' in '" + json_text_at(result, {"plugin", "source", "file"}) +
            "' (plugin.source)";
   for (const auto& [rel, recorded] : files->items()) {
     const auto it = in_folder.find(rel);

@@ -19,6 +19,7 @@
 #include "reevaluation/data_params_check.h"
 #include "common/atomic_file.h"
 #include "reevaluation/isolated_evaluation.h"
+#include "isolation/readable_copy.h"
 #include "reevaluation/run_code.h"
 #include "reevaluation/private_set.h"
 #include "results/result.h"
@@ -34,11 +35,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-std::string text_at(const json& root, std::initializer_list<const char*> keys) {
-  const json* v = json_at(root, keys);
-  return v && v->is_string() ? v->get<std::string>() : std::string();
-}
 
 std::string percent(double x) {
   char buf[32];
@@ -92,12 +88,6 @@ int64_t count_matches(const std::vector<int32_t>& predicted, const lra::Split& s
   return correct;
 }
 
-// A folder of the sandbox area everyone may read (the sandbox runs as nobody).
-void make_readable_folder(const fs::path& dir) {
-  fs::create_directories(dir);
-  fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                           fs::perms::others_read | fs::perms::others_exec);
-}
 
 
 // The confined process of one run's mixers: the submitted plugin staged
@@ -144,16 +134,16 @@ void reevaluate_run(const RunContext& ctx, RunReevaluation& r) {
     ss << in.rdbuf();
     result = parse_json_input(ss.str());
   }
-  r.report["result_digest"] = text_at(result, {"digest"});
+  r.report["result_digest"] = json_text_at(result, {"digest"});
   r.report["division"] = v.division;
   r.report["signed_by"] = v.signed_by.empty() ? json(nullptr) : json(v.signed_by);
   // 2. The weights and the plugin are the ones the result names.
-  const std::string model_sha = text_at(result, {"model", "sha256"});
+  const std::string model_sha = json_text_at(result, {"model", "sha256"});
   if (model_sha.empty()) {
     fail("result.json records no model.sha256, so its model.pt cannot be tied to it (re-run with this lrahost)");
     return;
   }
-  const std::string plugin_sha = bare_sha256(text_at(result, {"plugin", "sha256"}));
+  const std::string plugin_sha = bare_sha256(json_text_at(result, {"plugin", "sha256"}));
   if (submitted.sha256() != plugin_sha) {
     fail("the bundle's plugin for this run (" + submitted.shown() + ") is not the file the result names (plugin.sha256 " +
          plugin_sha + ")");
@@ -167,7 +157,7 @@ void reevaluate_run(const RunContext& ctx, RunReevaluation& r) {
 
   // 3. The recorded configuration, read through the manifest's own field
   //    table: the model the verifier counts is the model the run built.
-  const std::string task_name = text_at(result, {"task", "name"});
+  const std::string task_name = json_text_at(result, {"task", "name"});
   // A task is named, never a path: a name from the file must not make the
   // verifier load a library of the submitter's outside the sandbox.
   const auto tasks = available_plugin_names(LRA_KIND_TASK);
@@ -207,7 +197,7 @@ void reevaluate_run(const RunContext& ctx, RunReevaluation& r) {
   const lra::Params run_params = params_from_json(dp ? *dp : json::object());
   const LoadedData data = load_task_data(task, run_params, data_root(o.data_dir), o.threads, true,
                                          r.result_file.string() + " task.data_params");
-  const std::string recorded_fp = text_at(result, {"task", "data_fingerprint"});
+  const std::string recorded_fp = json_text_at(result, {"task", "data_fingerprint"});
   if (data.fingerprint != recorded_fp) {
     fail("the " + task_name + " data here (" + data.dataset.source + ", fingerprint " + data.fingerprint +
          ") are not the data the run used (task.data_fingerprint " + recorded_fp +
@@ -270,8 +260,8 @@ void reevaluate_run(const RunContext& ctx, RunReevaluation& r) {
     r.facts.push_back("Python mixer: plugin.sha256 is that of the " +
                       std::to_string(files && files->is_object() ? files->size() : 0) +
                       " bundled source file(s), checked when the bundle was unpacked");
-    r.facts.push_back("Python mixer: the run used Python " + text::visible_text(text_at(result, {"plugin", "source", "python"}).substr(0, 32)) +
-                      ", torch " + text::visible_text(text_at(result, {"plugin", "source", "torch"}).substr(0, 32)) + " (plugin.source)");
+    r.facts.push_back("Python mixer: the run used Python " + text::visible_text(json_text_at(result, {"plugin", "source", "python"}).substr(0, 32)) +
+                      ", torch " + text::visible_text(json_text_at(result, {"plugin", "source", "torch"}).substr(0, 32)) + " (plugin.source)");
   }
   IsolatedEvaluation eval = evaluate_isolated(in, process, o, r);
   eval.isolation["start_wait_seconds"] = process.open_seconds();
@@ -285,7 +275,7 @@ void reevaluate_run(const RunContext& ctx, RunReevaluation& r) {
   const std::string device = describe_device(pick_device(o.device));
   const bool cuda = o.device.rfind("cuda", 0) == 0;
   const std::string precision =
-      cuda && text_at(result, {"timing", "precision"}) == "bfloat16 autocast" ? "bfloat16 autocast" : "float32";
+      cuda && json_text_at(result, {"timing", "precision"}) == "bfloat16 autocast" ? "bfloat16 autocast" : "float32";
   const int64_t nn = static_cast<int64_t>(n);
   const int64_t correct = count_matches(trained, all, 0, n, order);
   const double recomputed = static_cast<double>(correct) / static_cast<double>(nn);
@@ -295,14 +285,14 @@ void reevaluate_run(const RunContext& ctx, RunReevaluation& r) {
   if (!examples || !examples->is_number_integer() || examples->get<int64_t>() != nn)
     fail("task.examples.test is " + (examples ? examples->dump() : std::string("missing")) + ", the test split has " +
          std::to_string(n) + " examples");
-  const bool same_device = device == text_at(result, {"timing", "device"}) &&
-                           precision == text_at(result, {"timing", "precision"});
+  const bool same_device = device == json_text_at(result, {"timing", "device"}) &&
+                           precision == json_text_at(result, {"timing", "precision"});
   const bool same_setting = same_device && same_build;
   const int64_t recorded_correct = std::llround(recorded * static_cast<double>(nn));
   r.facts.push_back("test accuracy recomputed " + percent(recomputed) + " (" + std::to_string(correct) + "/" +
                     std::to_string(n) + ") on " + device + ", " + precision + "; recorded " + percent(recorded) +
-                    (same_device ? " on the same device and precision" : " on " + text_at(result, {"timing", "device"}) +
-                                                                              ", " + text_at(result, {"timing", "precision"})));
+                    (same_device ? " on the same device and precision" : " on " + json_text_at(result, {"timing", "device"}) +
+                                                                              ", " + json_text_at(result, {"timing", "precision"})));
   if (same_setting ? correct != recorded_correct : std::abs(recomputed - recorded) > o.tolerance + 1e-12) {
     fail("metrics.test_accuracy is " + percent(recorded) + ", the submitted model scores " + percent(recomputed) +
          " on the official test split" +

@@ -18,19 +18,10 @@ namespace lra::host {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-namespace {
-
-std::string text_at(const json& root, std::initializer_list<const char*> keys) {
-  const json* v = json_at(root, keys);
-  return v && v->is_string() ? v->get<std::string>() : std::string();
-}
-
-}  // namespace
-
 bool choose_run_code(const RunContext& ctx, const json& result, const std::string& division, RunReevaluation& r,
                  SubmittedPlugin& judged, bool& same_build) {
   const SubmittedPlugin& submitted = ctx.submitted;
-  const std::string name = text_at(result, {"plugin", "name"});
+  const std::string name = json_text_at(result, {"plugin", "name"});
   const std::string shown = text::visible_text(name.substr(0, 64));
   const auto builtin = recorded_builtin_mixer(result);
   judged = submitted;

@@ -7,32 +7,12 @@
 #include <vector>
 
 #include "common/sha256.h"
+#include "isolation/readable_copy.h"
 
 namespace lra::host {
 namespace fs = std::filesystem;
 
 namespace {
-
-constexpr fs::perms kReadable = fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
-                                fs::perms::others_read;
-constexpr fs::perms kListable = fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                                fs::perms::others_read | fs::perms::others_exec;
-
-// A copy user nobody may read, for the sandbox to bind read-only.
-void copy_readable_tree(const fs::path& from, const fs::path& to) {
-  fs::create_directories(to);
-  fs::permissions(to, kListable);
-  for (auto it = fs::recursive_directory_iterator(from); it != fs::recursive_directory_iterator(); ++it) {
-    const fs::path target = to / fs::relative(it->path(), from);
-    if (it->is_directory()) {
-      fs::create_directories(target);
-      fs::permissions(target, kListable);
-    } else if (it->is_regular_file()) {
-      fs::copy_file(it->path(), target, fs::copy_options::overwrite_existing);
-      fs::permissions(target, kReadable);
-    }
-  }
-}
 
 // LibTorch's CMake prefix where it is not under /usr (a pip torch: its
 // torch/share/cmake), found from the libtorch_cpu.so this process runs; the
@@ -126,8 +106,7 @@ SourceBuild build_plugin_source(const SourceBuildOptions& o) {
   }
   // The product is copied out of the folder the build could write, and read from there on.
   b.so = o.area / "built-plugin.so";
-  fs::copy_file(made.front(), b.so, fs::copy_options::overwrite_existing);
-  fs::permissions(b.so, kReadable);
+  copy_readable(made.front(), b.so);
   b.sha256 = sha256_file(b.so);
   return b;
 }

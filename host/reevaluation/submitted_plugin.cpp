@@ -3,25 +3,13 @@
 #include <regex>
 
 #include "lra/status.h"
+#include "isolation/readable_copy.h"
 #include "plugins/loader.h"
 #include "reevaluation/bundle_source.h"
 
 namespace lra::host {
 namespace fs = std::filesystem;
 
-namespace {
-
-constexpr fs::perms kReadable = fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
-                                fs::perms::others_read;
-constexpr fs::perms kListable = fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                                fs::perms::others_read | fs::perms::others_exec;
-
-void copy_readable(const fs::path& from, const fs::path& to) {
-  fs::copy_file(from, to, fs::copy_options::overwrite_existing);
-  fs::permissions(to, kReadable);
-}
-
-}  // namespace
 
 std::string SubmittedPlugin::sha256() const { return python ? python->sha256 : so.stem().string(); }
 
@@ -56,17 +44,7 @@ StagedPlugin stage_plugin(const SubmittedPlugin& p, const fs::path& into) {
   // The folder as extracted: exactly the recorded sources (bundle.cpp checked
   // them), regular files and folders only.
   s.staged = into / p.python->sha256;
-  fs::create_directories(s.staged);
-  fs::permissions(s.staged, kListable);
-  for (auto it = fs::recursive_directory_iterator(p.python_folder); it != fs::recursive_directory_iterator(); ++it) {
-    const fs::path to = s.staged / fs::relative(it->path(), p.python_folder);
-    if (it->is_directory()) {
-      fs::create_directories(to);
-      fs::permissions(to, kListable);
-    } else if (it->is_regular_file()) {
-      copy_readable(it->path(), to);
-    }
-  }
+  copy_readable_tree(p.python_folder, s.staged);
   s.spec = (s.staged / p.python->file).string() + ":" + p.python->cls;
   // mixer-server opens FILE.py:CLASS through this library (plugins/python_mixer.cpp).
   const fs::path bridge = builtin_plugin_dir() / "lra_mixer_python.so";

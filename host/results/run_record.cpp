@@ -141,11 +141,12 @@ RunRecord read_run_record(const std::filesystem::path& dir) {
   return run;
 }
 
-std::map<std::string, std::string> recorded_option_texts(const RunRecord& run) {
-  // A recorded value as the text `--set mixer.KEY=VALUE` would give.
+std::map<std::string, std::string> option_texts(const nlohmann::json& options) {
   std::map<std::string, std::string> given;
-  for (const auto& [key, v] : run.plugin_options.items()) given[key] = v.is_string() ? v.get<std::string>() : v.dump();
+  for (const auto& [key, v] : options.items()) given[key] = v.is_string() ? v.get<std::string>() : v.dump();
   return given;
 }
+
+std::map<std::string, std::string> recorded_option_texts(const RunRecord& run) { return option_texts(run.plugin_options); }
 
 }  // namespace lra::host

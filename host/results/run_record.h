@@ -38,8 +38,11 @@ struct RunRecord {
 // (`lrahost forget`) is Error(usage).
 RunRecord read_run_record(const std::filesystem::path& dir);
 
-// The run's mixer options as the text `--set mixer.KEY=VALUE` would give,
-// for the plugin's declaration to type again (plugins/mixer_options.h).
+// Mixer options (a JSON object, as result.json's plugin.options) as the
+// text `--set mixer.KEY=VALUE` would give, for the plugin's declaration to
+// type again (plugins/mixer_options.h).
+std::map<std::string, std::string> option_texts(const nlohmann::json& options);
+// The run's recorded options so.
 std::map<std::string, std::string> recorded_option_texts(const RunRecord& run);
 
 }  // namespace lra::host

@@ -8,6 +8,8 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <utility>
+#include <vector>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -96,5 +98,23 @@ inline std::string chromium_path() {
 inline std::string fixture_plugin(const std::string& name) {
   return std::string(LRA_FIXTURE_PLUGIN_DIR) + "/" + name + ".so";
 }
+
+#ifdef LRA_PLUGIN_DIR
+// Every mixer this build ships, as {name, what --plugin takes}: the built-in
+// plugins in LRA_PLUGIN_DIR, the Python plugin standing for a Python mixer
+// by the SDK's example class.
+inline std::vector<std::pair<std::string, std::string>> every_mixer_plugin() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(LRA_PLUGIN_DIR))) {
+    const std::string file = e.path().filename().string();
+    if (file.rfind("lra_mixer_", 0) != 0) continue;
+    const std::string name = e.path().stem().string().substr(std::string("lra_mixer_").size());
+    out.emplace_back(name, name == "python" ? std::string(LRA_SOURCE_DIR) +
+                                                  "/sdk/examples/python/softmax_attention.py:SoftmaxAttention"
+                                            : name);
+  }
+  return out;
+}
+#endif
 
 }  // namespace lra::test

@@ -47,15 +47,10 @@ class IsolateRunCli : public ::testing::Test {
 // learning curve and the scores are those of the same run in process, for
 // every built-in mixer (smoke settings: dropout on) and a Python mixer.
 TEST_F(IsolateRunCli, EveryBuiltInMixerAndAPythonMixerTrainIsolatedExactlyAsInProcess) {
-  std::vector<std::string> plugins;
-  for (const auto& e : fs::directory_iterator(fs::path(LRA_PLUGIN_DIR)))
-    if (e.path().filename().string().rfind("lra_mixer_", 0) == 0)
-      plugins.push_back(e.path().stem().string().substr(std::string("lra_mixer_").size()));
+  const auto plugins = every_mixer_plugin();
   ASSERT_GE(plugins.size(), 12u);
-  for (const auto& p : plugins) {
+  for (const auto& [p, spec] : plugins) {
     SCOPED_TRACE(p);
-    const std::string spec =
-        p == "python" ? std::string(LRA_SOURCE_DIR) + "/sdk/examples/python/softmax_attention.py:SoftmaxAttention" : p;
     const fs::path plain = d_.path() / ("plain-" + p), isolated = d_.path() / ("isolated-" + p);
     const auto a = run(spec, plain);
     ASSERT_EQ(a.code, 0) << a.output;

@@ -97,16 +97,10 @@ TEST_F(ReevaluateCli, AnHonestResultOfEverySixTasksReevaluatesValid) {
 }
 
 TEST_F(ReevaluateCli, AnHonestResultOfEveryBuiltInMixerFamilyReevaluatesValid) {
-  std::vector<std::string> plugins;
-  for (const auto& e : fs::directory_iterator(fs::path(LRA_PLUGIN_DIR)))
-    if (e.path().filename().string().rfind("lra_mixer_", 0) == 0)
-      plugins.push_back(e.path().stem().string().substr(std::string("lra_mixer_").size()));
+  const auto plugins = every_mixer_plugin();
   ASSERT_GE(plugins.size(), 12u);
-  for (const auto& p : plugins) {
+  for (const auto& [p, spec] : plugins) {
     SCOPED_TRACE(p);
-    // The Python plugin runs a class from a file: the SDK's example stands for it.
-    const std::string spec =
-        p == "python" ? std::string(LRA_SOURCE_DIR) + "/sdk/examples/python/softmax_attention.py:SoftmaxAttention" : p;
     train(spec, "listops", p, std::string(kFewSteps) + " --set data.test_size=100");
   }
   const fs::path checked = d_.path() / "checked";
