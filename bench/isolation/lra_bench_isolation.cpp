@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,7 @@
 
 #include "lra/status.h"
 #include "plugins/loader.h"
+#include "isolation/cpu_turns.h"
 #include "isolation/mixer_process.h"
 #include "isolation/remote_mixer.h"
 #include "isolation/sandbox.h"
@@ -58,13 +60,15 @@ int main(int argc, char** argv) {
   CLI::App app{"Times a run's test split evaluated in process and with its mixers in a confined process"};
   std::string run_dir, data_dir, lrahost = LRAHOST_BIN;
   int threads = 2, reps = 3;
-  bool no_sandbox = false;
+  bool no_sandbox = false, one_thread_turns = false;
   app.add_option("--run", run_dir, "A run folder written by lrahost run")->required();
   app.add_option("--data-dir", data_dir, "Data root (default: as for run)");
   app.add_option("--threads", threads)->capture_default_str();
   app.add_option("--reps", reps)->capture_default_str();
   app.add_option("--lrahost", lrahost, "The lrahost binary that serves the mixer process")->capture_default_str();
   app.add_flag("--no-sandbox", no_sandbox, "Run the mixer process without bubblewrap");
+  app.add_flag("--one-thread-turns", one_thread_turns,
+               "Take turns with the mixer process on one verifier thread (before isolation/cpu_turns.h)");
   CLI11_PARSE(app, argc, argv);
   using namespace lra::host;
   try {
@@ -96,7 +100,11 @@ int main(int argc, char** argv) {
       o.scratch = scratch;
       o.sandboxed = !no_sandbox;
       o.threads = threads;
-      configure_cpu_threads(1);  // as the verifier does while its mixers are in the mixer process
+      // As the verifier does while its mixers are in the mixer process
+      // (isolation/cpu_turns.h), or the way before it: one thread.
+      std::optional<CpuTurns> turns;
+      if (one_thread_turns) configure_cpu_threads(1);
+      else turns.emplace(threads);
       MixerProcess process(o);
       process.open();
       start_s.push_back(since(t));
@@ -111,6 +119,7 @@ int main(int argc, char** argv) {
       bytes = process.stats().bytes;
       process.stop();
       isolated.push_back(since(t));
+      turns.reset();
       configure_cpu_threads(threads);
       warm.push_back(isolated.back() - start_s.back());
       fs::remove_all(scratch);
@@ -120,7 +129,7 @@ int main(int argc, char** argv) {
     const nlohmann::json line = {{"run", run_dir},           {"plugin", run.plugin_name},
                                  {"task", run.task},         {"test_examples", test.size()},
                                  {"threads", threads},       {"reps", reps},
-                                 {"sandbox", !no_sandbox},   {"in_process_s", a},
+                                 {"sandbox", !no_sandbox},   {"turns", one_thread_turns ? "one thread" : CpuTurns::workers_can_sleep() ? "workers sleep" : "one thread (no OpenBLAS)"},   {"in_process_s", a},
                                  {"isolated_s", b},          {"ratio", b / a},
                                  {"isolated_after_start_s", c}, {"ratio_after_start", c / a},
                                  {"calls", calls},           {"bytes", bytes},

@@ -126,6 +126,7 @@ IsolatedPlugin::IsolatedPlugin(const std::string& plugin, const IsolationOptions
   p.threads = o.threads;
   p.call_timeout_seconds = o.call_timeout_seconds;
   process_ = std::make_unique<MixerProcess>(p);
+  turns_ = std::make_unique<CpuTurns>(o.threads);
   process_->open();
   const PluginDescription& d = process_->description();
   if (python) {

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "isolation/cpu_turns.h"
 #include "isolation/held_folder.h"
 #include "isolation/mixer_process.h"
 #include "plugins/loader.h"
@@ -42,6 +43,7 @@ class IsolatedPlugin {
 
  private:
   struct Interface;
+  std::unique_ptr<CpuTurns> turns_;  // the host's BLAS leaves the cores to the process in its turn
   std::unique_ptr<HeldFolder> area_;  // staging and scratch under /tmp: removed at the end, swept if killed
   std::unique_ptr<MixerProcess> process_;
   std::unique_ptr<Interface> interface_;

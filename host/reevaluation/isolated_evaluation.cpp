@@ -12,6 +12,7 @@
 #include "lra/status.h"
 #include "manifest/manifest_text.h"
 #include "model/summary_probe.h"
+#include "isolation/cpu_turns.h"
 #include "isolation/remote_mixer.h"
 #include "reevaluation/model_parameters.h"
 #include "rules/summary_position.h"
@@ -48,15 +49,7 @@ IsolatedEvaluation evaluate_isolated(const IsolatedEvaluationInput& in, MixerPro
   const RunRecord& run = in.run;
   const auto started = std::chrono::steady_clock::now();
   const std::string kept = "; its output is kept, unpublished, in logs/" + r.run + "-mixer.log of --out";
-  // The two processes take turns: while the mixer process computes, the
-  // verifier waits. On one thread the verifier's BLAS leaves no worker
-  // spinning on a core the mixer process needs (OpenBLAS's workers spin
-  // ~0.1 s after each call); measured in bench/isolation.
-  struct OneThread {
-    int threads;
-    explicit OneThread(int t) : threads(t) { configure_cpu_threads(1); }
-    ~OneThread() { configure_cpu_threads(threads); }
-  } one_thread(o.threads);
+  const CpuTurns turns(o.threads);  // the verifier's BLAS leaves the cores to the mixer process in its turn
   try {
     process.open();
     if (process.plugin_name() != run.plugin_name)

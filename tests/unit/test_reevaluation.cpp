@@ -13,8 +13,10 @@
 #include "common/sha256.h"
 #include "lra/status.h"
 #include "reevaluation/bundle.h"
+#include "isolation/cpu_turns.h"
 #include "isolation/mixer_wire.h"
 #include "reevaluation/private_set.h"
+#include "train/trainer.h"
 
 namespace lra::host {
 namespace {
@@ -292,6 +294,34 @@ TEST(MixerWire, MessagesCrossASocketAndAClosedOrSilentPeerIsAnError) {
   EXPECT_FALSE(wire::receive_message(quiet[1], 16, 100).has_value());
   EXPECT_THROW(wire::send_message(quiet[1], wire::Op::ok, std::string(1 << 20, 'x')), Error);
   for (int fd : {pair[0], pair[1], quiet[1]}) close(fd);
+}
+
+// While the verifier takes turns with a mixer process its OpenBLAS workers
+// sleep right after each call; afterwards the setting it found is back, and
+// BLAS computes the same values throughout (its workers restart twice).
+TEST(CpuTurns, WorkersSleepDuringTheTurnsAndTheSettingFoundIsRestored) {
+  if (!CpuTurns::workers_can_sleep()) GTEST_SKIP() << "this build's BLAS is not OpenBLAS: turns are taken on one thread";
+  const char* kVar = "OPENBLAS_THREAD_TIMEOUT";
+  auto value = []() -> std::string { const char* v = std::getenv("OPENBLAS_THREAD_TIMEOUT"); return v ? v : "(unset)"; };
+  configure_cpu_threads(2);
+  const at::Tensor a = at::rand({300, 200}), b = at::rand({200, 250});
+  const at::Tensor expected = at::mm(a, b);
+  for (const char* found : {static_cast<const char*>(nullptr), "20"}) {
+    if (found) setenv(kVar, found, 1);
+    else unsetenv(kVar);
+    {
+      const CpuTurns turns(2);
+      EXPECT_EQ(value(), "4");
+      EXPECT_TRUE(at::mm(a, b).equal(expected));
+    }
+    EXPECT_EQ(value(), found ? found : "(unset)");
+    EXPECT_TRUE(at::mm(a, b).equal(expected));
+  }
+  unsetenv(kVar);
+  {
+    const CpuTurns one(1);  // one thread: no workers to put to sleep
+    EXPECT_EQ(value(), "(unset)");
+  }
 }
 
 TEST(TwoProportionTest, MatchesTheTextbookValues) {
