@@ -1,6 +1,8 @@
 // `lrahost verify`: recomputes division and validity of result files against
-// the manifests compiled into this host, then checks the files as one
-// submission (one host build, one build per plugin, every official seed).
+// the manifests compiled into this host (the exit code), then checks the
+// files as one submission (one host build, one build per plugin, every
+// official seed) — a verdict too only with --submission: a user checking one
+// valid run of their own has a valid result, not an invalid one.
 #include <cstdio>
 
 #include "cli/commands.h"
@@ -16,7 +18,8 @@
 
 namespace lra::host {
 
-int verify_command(const std::vector<std::string>& args, const std::optional<std::string>& trusted_keys) {
+int verify_command(const std::vector<std::string>& args, const std::optional<std::string>& trusted_keys,
+                   bool as_submission) {
   // The keys first: a bad --trusted-keys folder is exit 2 before any file is read.
   std::map<std::string, std::string> trusted;
   if (trusted_keys) trusted = load_trusted_keys(*trusted_keys);
@@ -47,10 +50,16 @@ int verify_command(const std::vector<std::string>& args, const std::optional<std
     for (const auto& r : rep.reasons) std::printf("  - %s\n", svg::visible_text(r).c_str());
   }
   const SubmissionReport sub = verify_submission(files, registry_trial_seeds);
-  std::printf("submission (%zu result%s): %s, %s\n", sub.files, sub.files == 1 ? "" : "s", sub.division.c_str(),
-              sub.valid ? "valid" : "INVALID");
+  const char* plural = sub.files == 1 ? "" : "s";
+  if (sub.valid || as_submission)
+    std::printf("submission (%zu result%s): %s, %s\n", sub.files, plural, sub.division.c_str(),
+                sub.valid ? "valid" : "INVALID");
+  else  // the set is no complete submission; each file's verdict above stands
+    std::printf("submission (%zu result%s): not valid as one leaderboard submission, for information (each result "
+                "is judged above on its own; verify --submission judges them as one)\n",
+                sub.files, plural);
   for (const auto& r : sub.reasons) std::printf("  - %s\n", svg::visible_text(r).c_str());
-  if (!sub.valid) code = std::max(code, static_cast<int>(ErrorKind::rules));
+  if (!sub.valid && as_submission) code = std::max(code, static_cast<int>(ErrorKind::rules));
   return code;
 }
 
@@ -58,6 +67,9 @@ void add_verify_command(CLI::App& app, CommandSlot& slot) {
   auto a = std::make_shared<VerifyArgs>();
   auto* v = app.add_subcommand("verify", "Check result files: closed/open, valid/invalid, with reasons");
   v->add_option("results", a->paths, "result.json files or directories");
+  v->add_flag("--submission", a->submission,
+              "Judge the files as one leaderboard submission too: one host build, one build per plugin, every "
+              "official trial seed (exit 4 otherwise)");
   v->add_option("--trusted-keys", a->trusted_keys, "Folder of Ed25519 public keys (*.pem): every result must be signed "
                                                    "by one of them");
   auto& re = a->reevaluate;
@@ -94,6 +106,9 @@ void add_verify_command(CLI::App& app, CommandSlot& slot) {
                                            "a key in its --trusted-verifiers");
   on_parsed(v, slot, a, [](VerifyArgs& args) {
     if (args.reevaluate.bundle) {
+      if (args.submission)
+        throw Error(ErrorKind::usage, "--submission judges result files as one submission; verify --reevaluate "
+                                      "judges a bundle's runs one by one");
       if (!args.paths.empty())
         throw Error(ErrorKind::usage, "verify --reevaluate takes the bundle only; verify result files in a separate call");
       args.reevaluate.trusted_keys = args.trusted_keys;
@@ -104,7 +119,7 @@ void add_verify_command(CLI::App& app, CommandSlot& slot) {
       throw Error(ErrorKind::usage, "--sign-key signs re-evaluation reports: it goes with --reevaluate BUNDLE");
     if (args.paths.empty())
       throw Error(ErrorKind::usage, "verify needs result.json files or folders, or --reevaluate BUNDLE");
-    return verify_command(args.paths, args.trusted_keys);
+    return verify_command(args.paths, args.trusted_keys, args.submission);
   });
 }
 

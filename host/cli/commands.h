@@ -91,7 +91,8 @@ struct InspectArgs {
 
 int plugins_command();
 // trusted_keys: a folder of Ed25519 public keys; then every result must be signed by one of them.
-int verify_command(const std::vector<std::string>& paths, const std::optional<std::string>& trusted_keys);
+int verify_command(const std::vector<std::string>& paths, const std::optional<std::string>& trusted_keys,
+                   bool as_submission);
 int keygen_command(const std::string& out);
 
 struct SubmitArgs {
@@ -124,6 +125,7 @@ int reevaluate_command(const ReevaluateArgs& args);
 struct VerifyArgs {
   std::vector<std::string> paths;
   std::optional<std::string> trusted_keys;
+  bool submission = false;  // the files as one leaderboard submission decide the exit code too
   ReevaluateArgs reevaluate;
 };
 

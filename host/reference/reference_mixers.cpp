@@ -316,19 +316,63 @@ const ReferenceTable* find_reference_table(const std::string& file) {
   return it == tables.end() ? nullptr : &it->second;
 }
 
-std::vector<std::string> reference_configuration_names() {
-  std::vector<std::string> out;
+namespace {
+
+// Each embedded configuration's name, file and version: lra-table1.toml is
+// "table1" version {0}, lra-table1.1.toml "table1.1" version {1}.
+struct ConfigurationFile {
+  std::string family, file;
+  std::vector<int> version;
+};
+
+std::vector<ConfigurationFile> configuration_files() {
+  std::vector<ConfigurationFile> out;
   const std::string prefix = std::string(kReferenceConfigurationDir) + "lra-";
   for (const auto& f : embedded_reference_tables()) {
-    const std::string name = f.name;
-    if (name.rfind(prefix, 0) == 0 && name.size() > prefix.size() + kExt.size())
-      out.push_back(name.substr(prefix.size(), name.size() - prefix.size() - kExt.size()));
+    const std::string file = f.name;
+    if (file.rfind(prefix, 0) != 0 || file.size() <= prefix.size() + kExt.size()) continue;
+    const std::string stem = file.substr(prefix.size(), file.size() - prefix.size() - kExt.size());
+    ConfigurationFile c{stem.substr(0, stem.find('.')), file, {}};
+    if (stem.find('.') == std::string::npos) c.version = {0};
+    for (size_t at = stem.find('.'); at != std::string::npos; at = stem.find('.', at + 1)) {
+      const size_t end = stem.find('.', at + 1);
+      const std::string part = stem.substr(at + 1, end == std::string::npos ? std::string::npos : end - at - 1);
+      if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos) { c.version.clear(); break; }
+      c.version.push_back(std::stoi(part));
+    }
+    if (!c.version.empty()) out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::string version_text(const std::vector<int>& v) {
+  std::string out;
+  for (int n : v) out += "." + std::to_string(n);
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> reference_configuration_names() {
+  std::vector<std::string> out;
+  for (const auto& c : configuration_files()) {
+    if (std::find(out.begin(), out.end(), c.family) == out.end()) out.push_back(c.family);
+    out.push_back(c.family + version_text(c.version));
   }
   return out;
 }
 
 const ReferenceTable& reference_configuration(const std::string& name) {
-  const ReferenceTable* t = find_reference_table(std::string(kReferenceConfigurationDir) + "lra-" + name + ".toml");
+  // A family name ("table1") is its newest version; "table1.0" the first
+  // file (lra-table1.toml), "table1.1" lra-table1.1.toml.
+  const ConfigurationFile* chosen = nullptr;
+  const auto files = configuration_files();
+  for (const auto& c : files) {
+    const bool named = name == c.family ? (!chosen || c.version > chosen->version)
+                                        : name == c.family + version_text(c.version);
+    if (named) chosen = &c;
+  }
+  const ReferenceTable* t = chosen ? find_reference_table(chosen->file) : nullptr;
   if (!t || !t->is_configuration()) {
     std::string known;
     for (const auto& n : reference_configuration_names()) known += (known.empty() ? "" : ", ") + n;

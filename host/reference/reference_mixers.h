@@ -22,7 +22,7 @@ namespace lra::host {
 
 // The table `run` applies (the one for the lra-v1 protocol), by its name
 // relative to manifests/.
-inline constexpr const char* kReferenceTableFile = "reference-mixers/lra-v1.1.toml";
+inline constexpr const char* kReferenceTableFile = "reference-mixers/lra-v1.2.toml";
 
 // Reference configurations (manifests/reference-configurations/<name>.toml)
 // use the same layout for a named, open way of running the built-in mixers
@@ -130,10 +130,11 @@ bool is_smoke_manifest(const std::string& manifest_name);
 const ReferenceTable& reference_table();                              // kReferenceTableFile
 const ReferenceTable* find_reference_table(const std::string& file);  // nullptr when not embedded
 
-// The configuration `run --reference NAME` names: "table1" is
-// reference-configurations/lra-table1.toml. An unknown name is
-// lra::Error(usage) listing the known ones.
+// The configuration `run --reference NAME` names. Files are versioned:
+// reference-configurations/lra-table1.toml is "table1.0", lra-table1.1.toml
+// "table1.1"; the family name "table1" is its newest version. An unknown
+// name is lra::Error(usage) listing the known ones.
 const ReferenceTable& reference_configuration(const std::string& name);
-std::vector<std::string> reference_configuration_names();  // "table1", ...
+std::vector<std::string> reference_configuration_names();  // "table1", "table1.0", "table1.1", ...
 
 }  // namespace lra::host

@@ -89,9 +89,9 @@ BlockPattern make_pattern(int64_t nb, int64_t heads, int64_t r, uint64_t seed, i
 
 class BigBirdAttention final : public lra::Mixer {
  public:
-  BigBirdAttention(const lra::MixerSpec& spec, int64_t block, int64_t rand_blocks)
+  BigBirdAttention(const lra::MixerSpec& spec, int64_t block, int64_t rand_blocks, bool mask_queries)
       : heads_(spec.heads), block_(block), rand_(rand_blocks), layer_(spec.layer_index), seed_(spec.seed),
-        dropout_(spec.attention_dropout), proj_(register_module("proj", lra::QKVO(spec.d_model, spec.qkv_dim))) {}
+        mask_queries_(mask_queries), dropout_(spec.attention_dropout), proj_(register_module("proj", lra::QKVO(spec.d_model, spec.qkv_dim))) {}
 
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask) override {
     const int64_t B = x.size(0), L = x.size(1);
@@ -125,6 +125,9 @@ class BigBirdAttention final : public lra::Mixer {
       out = at::cat({first, middle, last}, 2);
     }
     if (record_attention_) last_attention_ = dense.narrow(2, 0, L).narrow(3, 0, L);
+    // LRA's BigBird multiplies the attention output by the query padding mask
+    // (bigbird_attention.py:312): a padded query's output is zero (before `o`).
+    if (mask_queries_) out = out * key_ok.view({B, 1, padded, 1}).to(out.scalar_type());
     return proj_->o(lra::ops::merge_heads(out.narrow(2, 0, L)));
   }
 
@@ -188,6 +191,7 @@ class BigBirdAttention final : public lra::Mixer {
   int64_t rand_;
   int64_t layer_;
   uint64_t seed_;
+  bool mask_queries_;
   double dropout_;
   lra::QKVO proj_;
 };
@@ -197,6 +201,10 @@ std::vector<lra::OptionSpec> options() {
       {"block_size", int64_t{64}, "tokens per block; the first and last block are global (LRA: 64)"},
       {"num_rand_blocks", int64_t{3},
        "random key blocks per non-global query block, per head, fixed per layer (LRA: 3)"},
+      {"mask_queries", false,
+       "a padded query's attention output is zero, as LRA's BigBird multiplies it by the query mask (matters "
+       "where padding is pooled: MEAN over Pathfinder's masked pixels, mean_padded); false: it attends like a "
+       "real query"},
   };
 }
 
@@ -207,7 +215,7 @@ std::shared_ptr<lra::Mixer> create(const lra::MixerSpec& spec, const lra::ParamR
   if (rand_blocks < 0)
     throw lra::Error(lra::ErrorKind::rules,
                      "mixer 'bigbird': num_rand_blocks must be >= 0, got " + std::to_string(rand_blocks));
-  return std::make_shared<BigBirdAttention>(spec, block, rand_blocks);
+  return std::make_shared<BigBirdAttention>(spec, block, rand_blocks, opts.get_bool("mask_queries"));
 }
 
 }  // namespace

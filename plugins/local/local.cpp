@@ -8,6 +8,7 @@
 // time is O(L·block·dh) and memory O(L·block): no L×L tensor is ever built.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include <ATen/ATen.h>
@@ -18,8 +19,9 @@ namespace {
 
 class LocalAttention final : public lra::Mixer {
  public:
-  LocalAttention(const lra::MixerSpec& spec, int64_t block)
-      : heads_(spec.heads), block_(block), causal_(spec.causal), dropout_(spec.attention_dropout),
+  LocalAttention(const lra::MixerSpec& spec, int64_t block, bool mask_queries)
+      : heads_(spec.heads), block_(block), causal_(spec.causal), mask_queries_(mask_queries && !spec.causal),
+        dropout_(spec.attention_dropout),
         proj_(register_module("proj", lra::QKVO(spec.d_model, spec.qkv_dim))) {}
 
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask) override {
@@ -44,6 +46,17 @@ class LocalAttention final : public lra::Mixer {
     if (causal_) {
       // Within-block causality: position r of a block reads positions <= r.
       logits.masked_fill_(lra::ops::causal_allowed(block, x.device()).logical_not(), lra::ops::kMaskedLogit);
+    }
+    if (mask_queries_) {
+      // LRA's outer-product mask (local_attention.py:340-356): a padded
+      // query's whole row is -1e10, so it averages its block's values
+      // uniformly. The positions added here to fill the last block are not
+      // keys at all (LRA's lengths are multiples of the block): -inf.
+      logits.masked_fill_(key_ok.transpose(-1, -2).logical_not(), lra::ops::kMaskedLogit);
+      if (padded > L) {
+        const auto beyond = at::arange(padded, x.options().dtype(at::kLong)).ge(L).view({1, 1, nblocks, 1, block});
+        logits.masked_fill_(beyond, -std::numeric_limits<double>::infinity());
+      }
     }
     auto probs = at::softmax(logits, -1);
     probs = lra::ops::dropout(probs, dropout_, is_training());
@@ -76,6 +89,7 @@ class LocalAttention final : public lra::Mixer {
   int64_t heads_;
   int64_t block_;
   bool causal_;
+  bool mask_queries_;
   double dropout_;
   lra::QKVO proj_;
 };
@@ -83,14 +97,18 @@ class LocalAttention final : public lra::Mixer {
 std::vector<lra::OptionSpec> options() {
   return {{"block_size", int64_t{50},
            "tokens per contiguous, non-overlapping block; each query attends to its own block "
-           "(LRA: 50, image and Pathfinder configs 64)"}};
+           "(LRA: 50, image and Pathfinder configs 64)"},
+          {"mask_queries", false,
+           "a padded query averages its block's values uniformly, as LRA's outer-product mask makes it "
+           "(matters where padding is pooled: MEAN over Pathfinder's masked pixels, mean_padded); "
+           "false: it attends like a real query. No effect in causal mode"}};
 }
 
 std::shared_ptr<lra::Mixer> create(const lra::MixerSpec& spec, const lra::ParamReader& opts) {
   const int64_t block = opts.get_int("block_size");
   if (block < 1)
     throw lra::Error(lra::ErrorKind::rules, "mixer 'local': block_size must be >= 1, got " + std::to_string(block));
-  return std::make_shared<LocalAttention>(spec, block);
+  return std::make_shared<LocalAttention>(spec, block, opts.get_bool("mask_queries"));
 }
 
 }  // namespace

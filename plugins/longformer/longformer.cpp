@@ -27,12 +27,13 @@ using lra::ops::kMaskedLogit;
 
 class LongformerAttention final : public lra::Mixer {
  public:
-  LongformerAttention(const lra::MixerSpec& spec, int64_t window, int64_t global_tokens)
+  LongformerAttention(const lra::MixerSpec& spec, int64_t window, int64_t global_tokens, bool mask_queries)
       : heads_(spec.heads),
         left_(window - window / 2),
         right_(spec.causal ? 0 : window / 2),  // causal: the same band with the future removed
         global_(global_tokens),
         causal_(spec.causal),
+        mask_queries_(mask_queries && !spec.causal),
         dropout_(spec.attention_dropout),
         proj_(register_module("proj", lra::QKVO(spec.d_model, spec.qkv_dim))) {}
 
@@ -51,6 +52,9 @@ class LongformerAttention final : public lra::Mixer {
       auto rows = global_rows(q.narrow(2, 0, G), k, v, real);
       out = at::cat({rows, out.narrow(2, G, L - G)}, 2);
     }
+    // LRA computes the band as an L x L bias (longformer_attention.py:96-105):
+    // band and padding both -1e10, so a padded query's row is uniform over all L keys.
+    if (mask_queries_) out = lra::ops::uniform_rows_for_padded_queries(out, real, v);
     return proj_->o(lra::ops::merge_heads(out));
   }
 
@@ -141,6 +145,7 @@ class LongformerAttention final : public lra::Mixer {
   int64_t right_;  // keys read to the right
   int64_t global_;
   bool causal_;
+  bool mask_queries_;
   double dropout_;
   lra::QKVO proj_;
 };
@@ -152,6 +157,10 @@ std::vector<lra::OptionSpec> options() {
        "(LRA: 512 = 256 + 256); causal mode keeps only the left part"},
       {"global_tokens", int64_t{0},
        "the first N positions read every key and are read by every query (LRA: 0; 1 makes the CLS token global)"},
+      {"mask_queries", false,
+       "a padded query averages every value uniformly, as LRA's outer-product mask makes it (matters where "
+       "padding is pooled: MEAN over Pathfinder's masked pixels, mean_padded); false: it attends like a real "
+       "query. No effect in causal mode; attention dropout does not reach those rows"},
   };
 }
 
@@ -162,7 +171,7 @@ std::shared_ptr<lra::Mixer> create(const lra::MixerSpec& spec, const lra::ParamR
   if (global < 0)
     throw lra::Error(lra::ErrorKind::rules,
                      "mixer 'longformer': global_tokens must be >= 0, got " + std::to_string(global));
-  return std::make_shared<LongformerAttention>(spec, window, global);
+  return std::make_shared<LongformerAttention>(spec, window, global, opts.get_bool("mask_queries"));
 }
 
 }  // namespace

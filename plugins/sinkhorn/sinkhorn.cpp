@@ -33,8 +33,8 @@ struct SortedBlocks {
 
 class SinkhornAttention final : public lra::Mixer {
  public:
-  SinkhornAttention(const lra::MixerSpec& spec, int64_t block, int64_t iters, double temperature)
-      : heads_(spec.heads), block_(block), iters_(iters), temperature_(temperature),
+  SinkhornAttention(const lra::MixerSpec& spec, int64_t block, int64_t iters, double temperature, bool mask_queries)
+      : heads_(spec.heads), block_(block), iters_(iters), temperature_(temperature), mask_queries_(mask_queries),
         dropout_(spec.attention_dropout), max_blocks_(std::max<int64_t>(1, (spec.max_len + block - 1) / block)),
         proj_(register_module("proj", lra::QKVO(spec.d_model, spec.qkv_dim))),
         // Shared by all heads, as in LRA: head_dim -> one score per destination
@@ -67,6 +67,8 @@ class SinkhornAttention final : public lra::Mixer {
     const auto perm = sort_matrix(k, tokf, tok.any(-1));
     const auto sorted = sort_blocks(perm, k, v, tokf);
     auto out = attend(q, k, v, tok.expand({B, heads_, nb, bs}), sorted);  // [B, H, nb, bs, dh]
+    if (mask_queries_) out = uniform_padded_rows(out, tok, blocked(lra::ops::split_heads(proj_->v(x), heads_), nb, bs),
+                                                 sorted, L);
     return proj_->o(lra::ops::merge_heads(out.reshape({B, heads_, padded, -1}).narrow(2, 0, L)));
   }
 
@@ -118,6 +120,27 @@ class SinkhornAttention final : public lra::Mixer {
     return s;
   }
 
+  // LRA's outer-product mask (sinkhorn_attention.py:401-417, its sorted mask
+  // alike) makes a padded query's rows -1e10 for every key of both of its
+  // softmaxes, so it averages its own block's values (padding included, as
+  // LRA projects them) and its sorted block's values, and adds the two. Here,
+  // as for a real query, the two halves share one softmax: each weighs 1/2.
+  // The positions that only fill the last block are no values (LRA's lengths
+  // are multiples of the block); a sorted slot no real token reaches is none.
+  // v_raw: the values before padding was zeroed, [B, H, nb, bs, dh].
+  static at::Tensor uniform_padded_rows(const at::Tensor& out, const at::Tensor& tok, const at::Tensor& v_raw,
+                                        const SortedBlocks& sorted, int64_t L) {
+    const int64_t nb = v_raw.size(2), bs = v_raw.size(3);
+    const auto in_seq = at::arange(nb * bs, v_raw.options().dtype(at::kLong)).lt(L).view({1, 1, nb, bs, 1})
+                            .to(v_raw.scalar_type());
+    const auto own = (v_raw * in_seq).sum(3, true) / in_seq.sum(3, true);  // [B, H, nb, 1, dh]
+    const auto okf = sorted.ok.unsqueeze(-1).to(v_raw.scalar_type());    // [B, H, nb, bs, 1]
+    const auto reached = okf.sum(3, true);
+    const auto mix = (sorted.values * okf).sum(3, true) / at::clamp_min(reached, 1.0);
+    const auto uniform = at::where(reached.gt(0), 0.5 * (own + mix), own);
+    return at::where(tok.unsqueeze(-1), out, uniform);
+  }
+
   // One softmax per query over [own block's keys ; sorted block's keys].
   // With a single block the sorted block IS the own block (P = [[1]]); a
   // softmax over a key set listed twice equals the softmax over it listed once
@@ -139,6 +162,7 @@ class SinkhornAttention final : public lra::Mixer {
   int64_t block_;
   int64_t iters_;
   double temperature_;
+  bool mask_queries_;
   double dropout_;
   int64_t max_blocks_;
   lra::QKVO proj_;
@@ -152,6 +176,10 @@ std::vector<lra::OptionSpec> options() {
        "Sinkhorn normalisation rounds of the sort matrix; 0 = softmax over source blocks (LRA's default "
        "sort activation)"},
       {"temperature", 1.0, "divides the sort scores before normalisation (lower = harder sort)"},
+      {"mask_queries", false,
+       "a padded query averages its own and its sorted block's values uniformly, as LRA's outer-product mask "
+       "makes it (matters where padding is pooled: MEAN over Pathfinder's masked pixels, mean_padded); "
+       "false: it attends like a real query"},
   };
 }
 
@@ -162,7 +190,7 @@ std::shared_ptr<lra::Mixer> create(const lra::MixerSpec& spec, const lra::ParamR
   if (block < 1) fail("block_size must be >= 1, got " + std::to_string(block));
   if (iters < 0) fail("sinkhorn_iters must be >= 0, got " + std::to_string(iters));
   if (!(temperature > 0.0)) fail("temperature must be > 0, got " + lra::to_string(lra::Value{temperature}));
-  return std::make_shared<SinkhornAttention>(spec, block, iters, temperature);
+  return std::make_shared<SinkhornAttention>(spec, block, iters, temperature, opts.get_bool("mask_queries"));
 }
 
 }  // namespace

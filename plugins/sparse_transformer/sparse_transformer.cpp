@@ -176,6 +176,7 @@ struct Pattern {
   bool block_start;  // position 0 of each block is a summary key too (LRA's Fixed2)
   int64_t global;
   int64_t chunk;     // elements per recomputation chunk (memory/speed only)
+  bool mask_queries;  // a padded query's row uniform over all keys (LRA's outer-product mask)
 };
 
 class SparseAttention final : public lra::Mixer {
@@ -196,7 +197,11 @@ class SparseAttention final : public lra::Mixer {
     std::vector<at::Tensor> parts;
     if (G > 0) parts.push_back(global_rows(q.narrow(2, 0, G), k, v, real));
     if (G < L) parts.push_back(patterned_rows(q, k, v, real, G));
-    return proj_->o(lra::ops::merge_heads(parts.size() == 1 ? parts[0] : at::cat(parts, 2)));
+    auto out = parts.size() == 1 ? parts[0] : at::cat(parts, 2);
+    // LRA computes the pattern as an L x L bias (sparse_attention.py:201-210):
+    // pattern and padding both -1e10, so a padded query's row is uniform over all L keys.
+    if (pattern_.mask_queries && !causal_) out = lra::ops::uniform_rows_for_padded_queries(out, real, v);
+    return proj_->o(lra::ops::merge_heads(out));
   }
 
  private:
@@ -305,12 +310,16 @@ std::vector<lra::OptionSpec> options() {
       {"chunk_elements", int64_t{1} << 22,
        "queries are processed against the shared summary keys in chunks of about this many logits "
        "(16 MiB in float32), recomputed in backward; changes memory and speed, not results"},
+      {"mask_queries", false,
+       "a padded query averages every value uniformly, as LRA's outer-product mask makes it (matters where "
+       "padding is pooled: MEAN over Pathfinder's masked pixels, mean_padded); false: it attends like a real "
+       "query. No effect in causal mode; attention dropout does not reach those rows"},
   };
 }
 
 std::shared_ptr<lra::Mixer> create(const lra::MixerSpec& spec, const lra::ParamReader& opts) {
   Pattern p{opts.get_int("block_size"), opts.get_int("c"), opts.get_bool("block_start_summary"),
-            opts.get_int("global_tokens"), opts.get_int("chunk_elements")};
+            opts.get_int("global_tokens"), opts.get_int("chunk_elements"), opts.get_bool("mask_queries")};
   auto fail = [](const std::string& what) {
     throw lra::Error(lra::ErrorKind::rules, "mixer 'sparse_transformer': " + what);
   };

@@ -28,6 +28,7 @@ struct SynthesizerOptions {
   Mode mode = Mode::fixed_random;
   bool dot_product = true;
   int64_t k = 32;
+  bool mask_queries = false;
 };
 
 // Flax's Xavier-uniform bound for a [H, rows, cols] kernel: the leading axis is
@@ -54,7 +55,7 @@ class SynthesizerAttention final : public lra::Mixer {
  public:
   SynthesizerAttention(const lra::MixerSpec& spec, const SynthesizerOptions& o)
       : heads_(spec.heads), max_len_(spec.max_len), causal_(spec.causal), dot_product_(o.dot_product),
-        dropout_(spec.attention_dropout), mode_(o.mode),
+        mask_queries_(o.mask_queries), dropout_(spec.attention_dropout), mode_(o.mode),
         proj_(register_module("proj", lra::QKVO(spec.d_model, spec.qkv_dim))) {
     const int64_t H = heads_, N = max_len_;
     switch (mode_) {
@@ -118,6 +119,11 @@ class SynthesizerAttention final : public lra::Mixer {
   at::Tensor attend(at::Tensor logits, const at::Tensor& v, const at::Tensor& key_mask) {
     if (key_mask.defined())
       logits = logits.masked_fill(key_mask.logical_not().unsqueeze(1).unsqueeze(2), lra::ops::kMaskedLogit);
+    // LRA's outer-product mask (synthesizer_attention.py:389-398): a padded
+    // query's whole row is -1e10 (added to the logits, which fp32 then cannot
+    // tell apart), so it averages every value uniformly.
+    if (key_mask.defined() && mask_queries_ && !causal_)
+      logits = logits.masked_fill(key_mask.logical_not().unsqueeze(1).unsqueeze(-1), lra::ops::kMaskedLogit);
     if (causal_)
       logits = logits.masked_fill(lra::ops::causal_allowed(logits.size(-1), logits.device()).logical_not(),
                                   lra::ops::kMaskedLogit);
@@ -131,6 +137,7 @@ class SynthesizerAttention final : public lra::Mixer {
   int64_t max_len_;
   bool causal_;
   bool dot_product_;
+  bool mask_queries_;
   double dropout_;
   Mode mode_;
   lra::QKVO proj_;
@@ -147,6 +154,10 @@ std::vector<lra::OptionSpec> options() {
        "fixed_random (fixed random table, no parameters: fits every task)"},
       {"dot_product", true, "add the q·k/sqrt(d) logits to the synthetic ones (LRA: true)"},
       {"k", int64_t{32}, "rank of factorized_random (LRA: 32)"},
+      {"mask_queries", false,
+       "a padded query averages every value uniformly, as LRA's outer-product mask makes it (matters where "
+       "padding is pooled: MEAN over Pathfinder's masked pixels, mean_padded); false: it attends like a real "
+       "query. No effect in causal mode"},
   };
 }
 
@@ -161,6 +172,7 @@ SynthesizerOptions read_options(const lra::ParamReader& r) {
                                                 mode + "'");
   o.dot_product = r.get_bool("dot_product");
   o.k = r.get_int("k");
+  o.mask_queries = r.get_bool("mask_queries");
   if (o.k < 1) throw lra::Error(lra::ErrorKind::rules, "synthesizer: k must be >= 1, got " + std::to_string(o.k));
   return o;
 }

@@ -33,7 +33,7 @@ Outcome tiny_run(const std::string& data, const fs::path& out, const std::string
 json result_of(const fs::path& run) { return json::parse(read_text(run / "result.json")); }
 
 std::string table_sha256() {
-  return lra::host::sha256_hex(read_text(fs::path(LRA_SOURCE_DIR) / "manifests/reference-mixers/lra-v1.1.toml"));
+  return lra::host::sha256_hex(read_text(fs::path(LRA_SOURCE_DIR) / "manifests/reference-mixers/lra-v1.2.toml"));
 }
 
 // Each test in its own folder (ctest runs every test as its own process).
@@ -48,7 +48,7 @@ TEST_F(ReferenceCli, RunAppliesAndRecordsTheTaskEntry) {
   auto o = tiny_run(data(), path("ref"), "performer");
   ASSERT_EQ(o.code, 0) << o.output;
   EXPECT_NE(o.output.find("mixer options: LRA reference settings performer/smoke/listops from "
-                          "reference-mixers/lra-v1.1.toml"),
+                          "reference-mixers/lra-v1.2.toml"),
             std::string::npos)
       << o.output;
   const json r = result_of(path("ref"));
@@ -58,7 +58,7 @@ TEST_F(ReferenceCli, RunAppliesAndRecordsTheTaskEntry) {
   EXPECT_EQ(p["options"]["nb_features"], 2);
   EXPECT_EQ(p["options"]["redraw"], 1);
   const json& rs = p["reference_settings"];
-  EXPECT_EQ(rs["table"], "reference-mixers/lra-v1.1.toml");
+  EXPECT_EQ(rs["table"], "reference-mixers/lra-v1.2.toml");
   EXPECT_EQ(rs["sha256"], table_sha256());
   EXPECT_EQ(rs["entry"], "performer/smoke/listops");
   EXPECT_EQ(rs["used"], true);

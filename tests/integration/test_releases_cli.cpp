@@ -26,15 +26,36 @@ TEST(ReleasesCli, TheMeasuredListOpsResultVerifiesUnderItsRelease) {
 
 // docs/measured/: the official ListOps run on an H200 under lra-v1.2 (one seed,
 // fused optimizer step, resumed once with --resume). The result is closed and
-// valid; alone it is an incomplete submission (rules.seeds asks for 0, 1, 2).
+// valid, so verify exits 0 (issue 46: it said INVALID about a valid result);
+// alone it is an incomplete submission (rules.seeds asks for 0, 1, 2), which
+// verify reports and --submission makes the verdict.
 TEST(ReleasesCli, TheMeasuredH200ListOpsResultVerifiesClosedUnderLraV12) {
   const std::string file = std::string(LRA_SOURCE_DIR) + "/docs/measured/listops-official-transformer-h200.result.json";
   auto v = lrahost("verify " + file);
   EXPECT_NE(v.output.find("listops-official-transformer-h200.result.json: closed (release lra-v1.2), valid"),
             std::string::npos)
       << v.output;
+  EXPECT_EQ(v.code, 0) << "a valid result verifies: " << v.output;
+  EXPECT_EQ(v.output.find("INVALID"), std::string::npos) << v.output;
+  EXPECT_NE(v.output.find("submission (1 result): not valid as one leaderboard submission, for information"),
+            std::string::npos)
+      << v.output;
   EXPECT_NE(v.output.find("seeds incomplete: missing 1, 2 of 0, 1, 2"), std::string::npos) << v.output;
-  EXPECT_NE(v.code, 0) << "an incomplete submission must not verify as a whole: " << v.output;
+
+  auto s = lrahost("verify --submission " + file);
+  EXPECT_EQ(s.code, 4) << "an incomplete submission does not verify as one: " << s.output;
+  EXPECT_NE(s.output.find("submission (1 result): open, INVALID"), std::string::npos) << s.output;  // closed only when valid
+  EXPECT_NE(s.output.find("seeds incomplete: missing 1, 2 of 0, 1, 2"), std::string::npos) << s.output;
+
+  // The H100 run under lra-v1.0 (whose seeds are [0]) is a complete submission alone.
+  const std::string whole = std::string(LRA_SOURCE_DIR) + "/docs/measured/listops-official-transformer-h100.result.json";
+  auto w = lrahost("verify --submission " + whole);
+  EXPECT_EQ(w.code, 0) << w.output;
+  EXPECT_NE(w.output.find("submission (1 result): closed, valid"), std::string::npos) << w.output;
+
+  // --submission judges result files; a bundle's runs are judged one by one.
+  auto u = lrahost("verify --submission --reevaluate " + file);
+  EXPECT_EQ(u.code, 2) << u.output;
 }
 
 // An open run under a released manifest still names the release of its bytes;

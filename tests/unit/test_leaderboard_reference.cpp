@@ -69,7 +69,7 @@ TEST(LeaderboardReference, ReferenceRunsAreOneEntryAcrossTasks) {
   const ScoreEntry& e = entries[0];
   ASSERT_TRUE(e.reference);
   EXPECT_TRUE(e.reference->used);
-  EXPECT_EQ(e.reference->table, "reference-mixers/lra-v1.1.toml");
+  EXPECT_EQ(e.reference->table, "reference-mixers/lra-v1.2.toml");
   EXPECT_TRUE(e.options.empty()) << "no option differs from the reference";
   EXPECT_TRUE(e.lra_average);
   EXPECT_EQ(e.tasks.size(), 5u);
@@ -134,7 +134,7 @@ TEST(LeaderboardReference, ThirdPartyAndUnknownPluginsAreNotMarked) {
   const auto judged = aggregate_scores({other});
   ASSERT_TRUE(judged[0].reference);
   EXPECT_TRUE(judged[0].reference->used);
-  EXPECT_EQ(judged[0].reference->table, "reference-mixers/lra-v1.1.toml");
+  EXPECT_EQ(judged[0].reference->table, "reference-mixers/lra-v1.2.toml");
 }
 
 TEST(LeaderboardReference, SmokeOverridesOnlyForOpenSmokeResults) {
@@ -163,7 +163,7 @@ TEST(LeaderboardReference, PagesShowTheMarker) {
   const std::string html = leaderboard_html(board);
   EXPECT_NE(html.find("<span class=\"refset yes\""), std::string::npos);
   EXPECT_NE(html.find("<span class=\"refset no\""), std::string::npos);
-  EXPECT_NE(html.find("reference-mixers/lra-v1.1.toml"), std::string::npos) << "the tooltip names the table";
+  EXPECT_NE(html.find("reference-mixers/lra-v1.2.toml"), std::string::npos) << "the tooltip names the table";
   const json j = leaderboard_json(board);
   int marked = 0, unmarked = 0;
   for (const auto& e : j["closed"]) (e["reference_settings"].is_null() ? unmarked : marked)++;

@@ -102,8 +102,8 @@ std::string replace_once(std::string s, const std::string& from, const std::stri
 TEST(ReferenceConfiguration, Table1CoversEveryBuiltinMixerAndTask) {
   const ReferenceTable& t = table1();
   EXPECT_TRUE(t.is_configuration());
-  EXPECT_EQ(t.label(), "LRA Table 1 configuration");
-  EXPECT_EQ(t.file(), "reference-configurations/lra-table1.toml");
+  EXPECT_EQ(t.label(), "LRA Table 1 configuration 1.1");
+  EXPECT_EQ(t.file(), "reference-configurations/lra-table1.1.toml");
   EXPECT_EQ(t.protocol(), "lra-v1");
   EXPECT_EQ(t.tasks(), kTasks);
   EXPECT_EQ(t.mixers(), kMixers);
@@ -112,7 +112,19 @@ TEST(ReferenceConfiguration, Table1CoversEveryBuiltinMixerAndTask) {
   // The compiled-in bytes are the file in the source tree.
   EXPECT_EQ(t.sha256(), sha256_hex(read_file(fs::path(LRA_SOURCE_DIR) / "manifests" / t.file())));
   const auto names = reference_configuration_names();
-  EXPECT_NE(std::find(names.begin(), names.end(), "table1"), names.end());
+  for (const char* n : {"table1", "table1.0", "table1.1"})
+    EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
+  // The family name is its newest version; the first stays runnable by its number.
+  EXPECT_EQ(&reference_configuration("table1"), &reference_configuration("table1.1"));
+  EXPECT_EQ(reference_configuration("table1.0").label(), "LRA Table 1 configuration");
+  for (const char* bad : {"table1.2", "table1.", "table1.x", "table"}) {
+    try {
+      reference_configuration(bad);
+      ADD_FAILURE() << bad << " must be refused";
+    } catch (const lra::Error& e) {
+      EXPECT_EQ(e.kind(), lra::ErrorKind::usage) << bad;
+    }
+  }
   try {
     reference_configuration("table2");
     ADD_FAILURE() << "an unknown configuration must be refused";
@@ -309,5 +321,26 @@ TEST(ReferenceConfiguration, DocsTableShowsEverySetting) {
         EXPECT_NE(rows.find(shown), std::string::npos) << m << "/" << task << ": " << shown;
       }
     }
+  }
+}
+
+// Issue 46: the configuration 1.1 gives the six mixers whose LRA attention
+// masked query rows LRA's rows (mask_queries), and bigbird and reformer no
+// attention dropout, on every task; 1.0 set neither.
+TEST(ReferenceConfiguration, Table1_1AddsMaskedQueryRowsAndLrasMissingAttentionDropout) {
+  for (const auto& task : kTasks) {
+    for (const char* m : {"local", "longformer", "sparse_transformer", "sinkhorn", "synthesizer", "bigbird"}) {
+      const ReferenceEntry e = *table1().entry(m, task, false);
+      ASSERT_TRUE(e.settings.count("mixer.mask_queries")) << m << "/" << task;
+      EXPECT_EQ(e.settings.at("mixer.mask_queries").value, true) << m << "/" << task;
+      EXPECT_FALSE(reference_configuration("table1.0").entry(m, task, false)->settings.count("mixer.mask_queries"));
+    }
+    for (const char* m : {"bigbird", "reformer"}) {
+      const ReferenceEntry e = *table1().entry(m, task, false);
+      ASSERT_TRUE(e.settings.count("model.attention_dropout")) << m << "/" << task;
+      EXPECT_EQ(e.settings.at("model.attention_dropout").value, 0.0) << m << "/" << task;
+    }
+    for (const char* m : {"transformer", "linformer", "performer", "linear_transformer", "reformer"})
+      EXPECT_FALSE(table1().entry(m, task, false)->settings.count("mixer.mask_queries")) << m;
   }
 }

@@ -95,7 +95,7 @@ a = { value = 1, source = "models/m.py:1" }
 
 TEST(ReferenceTable, CoversEveryBuiltinMixerAndTask) {
   const ReferenceTable& t = reference_table();
-  EXPECT_EQ(t.file(), "reference-mixers/lra-v1.1.toml");
+  EXPECT_EQ(t.file(), "reference-mixers/lra-v1.2.toml");
   EXPECT_EQ(t.protocol(), "lra-v1");
   EXPECT_EQ(t.tasks(), kTasks);
   auto mixers = kMixers;
@@ -225,7 +225,7 @@ TEST_P(ReferenceBudget, EveryTaskResolvesAndFitsOfficialAndSmoke) {
       const RunMixerOptions r = resolve_run_mixer_options(plugin, {}, task, m.name);
       const json& rs = r.reference_settings;
       ASSERT_TRUE(rs.is_object());
-      EXPECT_EQ(rs["table"], "reference-mixers/lra-v1.1.toml");
+      EXPECT_EQ(rs["table"], "reference-mixers/lra-v1.2.toml");
       EXPECT_EQ(rs["sha256"], reference_table().sha256());
       EXPECT_EQ(rs["entry"], name + (preset == "smoke" ? "/smoke/" : "/") + task);
       EXPECT_EQ(rs["used"], true);
@@ -357,14 +357,38 @@ TEST(ReferenceTable, ReleasedBytesArePinned) {
 }
 
 // Released with this host's first reference configuration: the second table
-// (mask_keys) and the LRA Table 1 configuration are frozen the same way.
-TEST(ReferenceTable, SecondTableAndTable1ConfigurationArePinned) {
-  EXPECT_EQ(reference_table().file(), "reference-mixers/lra-v1.1.toml");
-  EXPECT_EQ(reference_table().sha256(), "d04c74b42651b4daa8135c63e3b4e7fcf0ee3a455b49c7afae59d554f279131b")
+// (mask_keys) and the LRA Table 1 configuration 1.0 are frozen the same way,
+// and so are the third table (mask_queries) and the configuration 1.1.
+TEST(ReferenceTable, LaterTablesAndTheTable1ConfigurationsArePinned) {
+  const ReferenceTable* v11 = find_reference_table("reference-mixers/lra-v1.1.toml");
+  ASSERT_NE(v11, nullptr) << "a released table stays compiled in: results name it";
+  EXPECT_EQ(v11->sha256(), "d04c74b42651b4daa8135c63e3b4e7fcf0ee3a455b49c7afae59d554f279131b")
       << "manifests/reference-mixers/lra-v1.1.toml was edited after its release: make a new file";
-  EXPECT_EQ(reference_configuration("table1").sha256(),
+  EXPECT_EQ(reference_configuration("table1.0").file(), "reference-configurations/lra-table1.toml");
+  EXPECT_EQ(reference_configuration("table1.0").sha256(),
             "d3885eeab9375254b72d19f35347649535343a0869d64947751bc49e929d585b")
       << "manifests/reference-configurations/lra-table1.toml was edited after its release: make a new file";
+  EXPECT_EQ(reference_table().file(), "reference-mixers/lra-v1.2.toml");
+  EXPECT_EQ(reference_table().sha256(), "1e564e00730847de0885953653e3bc018707095f81d2e3b9587490a18fcbc063")
+      << "manifests/reference-mixers/lra-v1.2.toml was edited after its release: make a new file";
+  EXPECT_EQ(reference_configuration("table1").file(), "reference-configurations/lra-table1.1.toml");
+  EXPECT_EQ(reference_configuration("table1.1").sha256(), "1bbf4149590be633c3af9a43dd2b4d0595513d08009f98000865ea84aa450527")
+      << "manifests/reference-configurations/lra-table1.1.toml was edited after its release: make a new file";
+}
+
+// A result from before mask_queries existed keeps being compared with the
+// table it names (lra-v1.1): its options equal that entry; against the
+// current table the missing option is the difference.
+TEST(ReferenceTable, ResultsUnderTheSecondTableKeepTheirEntries) {
+  const ReferenceTable* v11 = find_reference_table("reference-mixers/lra-v1.1.toml");
+  ASSERT_NE(v11, nullptr);
+  const json before = {{"block_size", 50}};
+  EXPECT_TRUE(reference_differences(*v11->entry("local", "listops", false), before).empty());
+  EXPECT_EQ(reference_differences(*reference_table().entry("local", "listops", false), before),
+            std::vector<std::string>{"mask_queries"});
+  EXPECT_TRUE(reference_differences(*reference_table().entry("local", "listops", false),
+                                    {{"block_size", 50}, {"mask_queries", false}})
+                  .empty());
 }
 
 // An old result, from before mask_keys existed, keeps being compared with the

@@ -182,6 +182,21 @@ inline at::Tensor softmax_attention(const at::Tensor& q, const at::Tensor& k, co
   return at::matmul(probs, v);
 }
 
+// LRA masks attention logits with the outer product of the query and key
+// padding masks (-1e10 where either is padding), so a padded query's row is
+// constant and softmax makes it the uniform average of every value it scores.
+// For a mixer that computes its rows blockwise but whose LRA counterpart
+// scored every key (longformer, sparse_transformer): the rows of padded
+// queries in `out` [B, H, Lq, Dv] replaced by the mean of `v` [B, H, Lk, Dv]
+// over all Lk keys. `query_real` [B, Lq] bool. Attention dropout is not
+// applied to these rows (as softmax_attention's fused path).
+inline at::Tensor uniform_rows_for_padded_queries(const at::Tensor& out, const at::Tensor& query_real,
+                                                  const at::Tensor& v) {
+  TORCH_CHECK(query_real.dim() == 2 && query_real.size(0) == out.size(0) && query_real.size(1) == out.size(2),
+              "query_real must be [B, Lq] = [", out.size(0), ", ", out.size(2), "], got ", query_real.sizes());
+  return at::where(query_real.unsqueeze(1).unsqueeze(-1), out, v.mean(-2, /*keepdim=*/true).to(out.scalar_type()));
+}
+
 // Xavier-uniform for a [out, in] weight, as Flax's default for LRA's dense layers.
 inline void xavier_uniform(at::Tensor& w) {
   torch::NoGradGuard g;

@@ -1,6 +1,8 @@
 #include "mixer_harness.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <filesystem>
 #include <regex>
 
@@ -105,6 +107,25 @@ torch::Tensor dense_pattern_reference(lra::Mixer& m, const torch::Tensor& x, con
   auto v = lra::ops::split_heads(torch::matmul(x, weight(m, "proj.v.weight").t()), heads);
   auto bias = torch::zeros(allowed.sizes()).masked_fill(allowed.logical_not(), lra::ops::kMaskedLogit);
   auto out = lra::ops::softmax_attention(q, k, v, mask, false, 0.0, false, nullptr, bias);
+  return torch::matmul(lra::ops::merge_heads(out), weight(m, "proj.o.weight").t());
+}
+
+torch::Tensor lra_masked_reference(lra::Mixer& m, const torch::Tensor& x, const torch::Tensor& mask,
+                                   const torch::Tensor& allowed, const torch::Tensor& scored, int64_t heads,
+                                   const torch::Tensor& extra_logits) {
+  auto q = lra::ops::split_heads(torch::matmul(x, weight(m, "proj.q.weight").t()), heads);
+  auto k = lra::ops::split_heads(torch::matmul(x, weight(m, "proj.k.weight").t()), heads);
+  auto v = lra::ops::split_heads(torch::matmul(x, weight(m, "proj.v.weight").t()), heads);
+  auto logits = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(q.size(-1)));
+  if (extra_logits.defined()) logits = logits + extra_logits;
+  const auto real = mask.to(torch::kBool);
+  auto ok = allowed.view({1, 1, allowed.size(0), allowed.size(1)})
+                .logical_and(real.unsqueeze(1).unsqueeze(-1))   // the query
+                .logical_and(real.unsqueeze(1).unsqueeze(2));   // the key
+  logits = logits.masked_fill(ok.logical_not(), lra::ops::kMaskedLogit)
+               .masked_fill(scored.logical_not().view({1, 1, scored.size(0), scored.size(1)}),
+                            -std::numeric_limits<double>::infinity());
+  auto out = torch::matmul(torch::softmax(logits, -1), v);
   return torch::matmul(lra::ops::merge_heads(out), weight(m, "proj.o.weight").t());
 }
 

@@ -59,6 +59,18 @@ torch::Tensor reference_attention(lra::Mixer& mixer, const torch::Tensor& x, con
 torch::Tensor dense_pattern_reference(lra::Mixer& mixer, const torch::Tensor& x, const torch::Tensor& mask,
                                       const torch::Tensor& allowed, int64_t heads);
 
+// LRA's masking written out directly, the reference for a mixer's
+// `mask_queries` option: the logits q·k/sqrt(dh) (+ `extra_logits`,
+// broadcastable to [B, H, L, L]) are -1e10 wherever the pattern `allowed`
+// [L, L] or the outer product of the padding masks (query real AND key real)
+// says no — one bias, as LRA builds it — and -inf outside `scored` [L, L],
+// the keys LRA's computation never scored (another block's, for blocked
+// local attention). A padded query's row is therefore uniform over the keys
+// it scores.
+torch::Tensor lra_masked_reference(lra::Mixer& mixer, const torch::Tensor& x, const torch::Tensor& mask,
+                                   const torch::Tensor& allowed, const torch::Tensor& scored, int64_t heads,
+                                   const torch::Tensor& extra_logits = {});
+
 // A parameter or buffer of the mixer by its dotted name; throws if absent.
 torch::Tensor weight(lra::Mixer& mixer, const std::string& name);
 

@@ -152,3 +152,21 @@ TEST(BigBird, AttentionDropoutInTrainingOnly) {
   EXPECT_GT(max_abs_diff(a.narrow(1, 0, 8), b.narrow(1, 0, 8)), 0.0) << "global rows";
   EXPECT_GT(max_abs_diff(a.narrow(1, 40, 8), b.narrow(1, 40, 8)), 0.0) << "sparse rows";
 }
+
+// mask_queries (issue 46): LRA's BigBird multiplies the attention output by
+// the query mask (bigbird_attention.py:312), so a padded query's output is
+// zero (there is no output bias); real rows are unchanged.
+TEST(BigBird, MaskQueriesZeroesPaddedQueriesLikeLra) {
+  auto x = random_input(3, 200, 32);  // 4 blocks of 50, partly padded
+  auto mask = lengths_mask(200, {200, 120, 30});
+  torch::NoGradGuard g;
+  auto options = opts(50, 1);
+  auto plain = make_mixer("bigbird", small_spec(32, 4, 256), options);
+  options["mask_queries"] = true;
+  auto lra = make_mixer("bigbird", small_spec(32, 4, 256), options);
+  const auto y = lra->forward(x, mask), y_plain = plain->forward(x, mask);
+  EXPECT_LT(max_diff_real(y, y_plain, mask), 1e-6);
+  const auto padded = mask.logical_not().unsqueeze(-1).expand_as(y);
+  EXPECT_EQ(y.masked_select(padded).abs().max().item<double>(), 0.0);
+  EXPECT_GT(y_plain.masked_select(padded).abs().max().item<double>(), 1e-3);
+}

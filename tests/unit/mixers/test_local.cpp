@@ -87,3 +87,24 @@ TEST(Local, CausalModeReadsNoFuture) {
 TEST(Local, RejectsANonPositiveBlock) {
   EXPECT_THROW(make_mixer("local", small_spec(), {{"block_size", int64_t{0}}}), lra::Error);
 }
+
+// mask_queries (issue 46): a padded query's row is uniform over its own
+// block's keys, as LRA's outer-product mask makes it; real rows are unchanged
+// and the positions that fill the last block are no keys.
+TEST(Local, MaskQueriesGivesLrasUniformRowsToPaddedQueries) {
+  auto x = random_input(3, 70, 32);  // 4 blocks of 16 + a partial block of 6
+  auto mask = lengths_mask(70, {70, 45, 9});
+  auto lra = make_mixer("local", small_spec(), {{"block_size", int64_t{16}}, {"mask_queries", true}});
+  auto plain = make_mixer("local", small_spec(), {{"block_size", int64_t{16}}});  // same seed, same weights
+  torch::NoGradGuard g;
+  const auto blocks = block_pattern(70, 16, false);
+  const auto y = lra->forward(x, mask);
+  EXPECT_LT(max_abs_diff(y, lra_masked_reference(*lra, x, mask, blocks, blocks, 4)), 1e-5);
+  const auto y_plain = plain->forward(x, mask);
+  EXPECT_LT(max_diff_real(y, y_plain, mask), 1e-6);  // real queries attend as before
+  EXPECT_GT(max_abs_diff(y, y_plain), 1e-3);         // padded ones do not
+  // Causal mode: no effect (a uniform row would read the future).
+  auto causal = make_mixer("local", small_spec(32, 4, 64, true), {{"block_size", int64_t{16}}, {"mask_queries", true}});
+  auto causal_plain = make_mixer("local", small_spec(32, 4, 64, true), {{"block_size", int64_t{16}}});
+  EXPECT_EQ(max_abs_diff(causal->forward(x, mask), causal_plain->forward(x, mask)), 0.0);
+}

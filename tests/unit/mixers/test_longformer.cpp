@@ -104,3 +104,26 @@ TEST(Longformer, RejectsBadOptions) {
   EXPECT_THROW(make_mixer("longformer", small_spec(), opts(0)), lra::Error);
   EXPECT_THROW(make_mixer("longformer", small_spec(), opts(8, -1)), lra::Error);
 }
+
+// mask_queries (issue 46): LRA builds the band as an L x L bias, so band and
+// padding are both -1e10 and a padded query's row is uniform over every key;
+// real rows are unchanged.
+TEST(Longformer, MaskQueriesGivesLrasUniformRowsToPaddedQueries) {
+  auto x = random_input(3, 40, 32);
+  auto mask = lengths_mask(40, {40, 23, 5});
+  const auto all = torch::ones({40, 40}, torch::kBool);
+  torch::NoGradGuard g;
+  for (int64_t global : {0, 1}) {
+    auto options = opts(8, global);
+    auto plain = make_mixer("longformer", small_spec(), options);
+    options["mask_queries"] = true;
+    auto lra = make_mixer("longformer", small_spec(), options);
+    const auto y = lra->forward(x, mask);
+    EXPECT_LT(max_abs_diff(y, lra_masked_reference(*lra, x, mask, longformer_pattern(40, 8, global, false), all, 4)),
+              1e-5)
+        << "global_tokens " << global;
+    const auto y_plain = plain->forward(x, mask);
+    EXPECT_LT(max_diff_real(y, y_plain, mask), 1e-6);
+    EXPECT_GT(max_abs_diff(y, y_plain), 1e-3);
+  }
+}

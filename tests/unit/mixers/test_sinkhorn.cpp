@@ -179,3 +179,38 @@ TEST(Sinkhorn, AttentionDropoutInTrainingOnly) {
   m->train();
   EXPECT_GT(max_abs_diff(m->forward(x, mask), m->forward(x, mask)), 0.0);
 }
+
+// mask_queries (issue 46): LRA's outer-product mask makes a padded query
+// average its own block's values (padding included) and its sorted block's,
+// each in its own softmax, and add them; here they share one softmax, half
+// each. With one block the sorted block holds the real tokens: a padded
+// query's output is o((mean of every v + mean of the real v) / 2). With
+// several blocks every padded query of a block gets the same output; real
+// rows never change.
+TEST(Sinkhorn, MaskQueriesGivesLrasUniformRowsToPaddedQueries) {
+  torch::NoGradGuard g;
+  {
+    auto x = random_input(3, 40, 32);
+    auto mask = lengths_mask(40, {40, 22, 3});
+    auto lra = make_mixer("sinkhorn", small_spec(), {{"block_size", int64_t{40}}, {"mask_queries", true}});
+    const auto y = lra->forward(x, mask);
+    EXPECT_LT(max_diff_real(y, reference_attention(*lra, x, mask, 4, false), mask), 1e-5);
+    auto v = lra::ops::split_heads(torch::matmul(x, weight(*lra, "proj.v.weight").t()), 4);  // [B, H, L, dh]
+    auto realf = mask.to(torch::kFloat).view({3, 1, 40, 1});
+    auto uniform = 0.5 * (v.mean(2, true) + (v * realf).sum(2, true) / realf.sum(2, true));
+    auto expected = torch::matmul(lra::ops::merge_heads(uniform.expand_as(v)), weight(*lra, "proj.o.weight").t());
+    const auto padded = mask.logical_not().unsqueeze(-1).expand_as(y);
+    EXPECT_LT((y - expected).abs().masked_select(padded).max().item<double>(), 1e-5);
+  }
+  auto x = random_input(2, 64, 32);
+  auto mask = lengths_mask(64, {64, 37});  // example 1: block 2 partly, block 3 wholly padded
+  auto plain = make_mixer("sinkhorn", small_spec(), {{"block_size", int64_t{16}}});
+  auto lra = make_mixer("sinkhorn", small_spec(), {{"block_size", int64_t{16}}, {"mask_queries", true}});
+  const auto y = lra->forward(x, mask), y_plain = plain->forward(x, mask);
+  EXPECT_LT(max_diff_real(y, y_plain, mask), 1e-6);
+  for (const auto& [from, to] : {std::pair<int64_t, int64_t>{37, 48}, {48, 64}}) {
+    const auto rows = y[1].narrow(0, from, to - from);
+    EXPECT_LT((rows - rows[0]).abs().max().item<double>(), 1e-5) << "block from " << from;
+  }
+  EXPECT_GT(max_abs_diff(y, y_plain), 1e-3);
+}

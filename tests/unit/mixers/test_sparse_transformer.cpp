@@ -192,3 +192,31 @@ TEST(SparseTransformer, ChunkingDoesNotChangeResults) {
   auto all = make_mixer("sparse_transformer", small_spec(), opts({10, 3, true, 1}, int64_t{1} << 30));
   EXPECT_LT(max_abs_diff(one->forward(x, mask), all->forward(x, mask)), 1e-6);
 }
+
+// mask_queries (issue 46): LRA builds the fixed pattern as an L x L bias, so
+// pattern and padding are both -1e10 and a padded query's row is uniform over
+// every key; real rows are unchanged; no effect in causal mode.
+TEST(SparseTransformer, MaskQueriesGivesLrasUniformRowsToPaddedQueries) {
+  auto x = random_input(3, 45, 32);
+  auto mask = lengths_mask(45, {45, 30, 6});
+  const auto all = torch::ones({45, 45}, torch::kBool);
+  torch::NoGradGuard g;
+  for (int64_t global : {0, 1}) {
+    const Fixed f{10, 3, true, global};
+    auto options = opts(f);
+    auto plain = make_mixer("sparse_transformer", small_spec(), options);
+    options["mask_queries"] = true;
+    auto lra = make_mixer("sparse_transformer", small_spec(), options);
+    const auto y = lra->forward(x, mask);
+    EXPECT_LT(max_abs_diff(y, lra_masked_reference(*lra, x, mask, fixed_pattern(45, f, false), all, 4)), 1e-5)
+        << "global_tokens " << global;
+    const auto y_plain = plain->forward(x, mask);
+    EXPECT_LT(max_diff_real(y, y_plain, mask), 1e-6);
+    EXPECT_GT(max_abs_diff(y, y_plain), 1e-3);
+    auto causal_options = opts(f);
+    auto causal_plain = make_mixer("sparse_transformer", small_spec(32, 4, 64, true), causal_options);
+    causal_options["mask_queries"] = true;
+    auto causal = make_mixer("sparse_transformer", small_spec(32, 4, 64, true), causal_options);
+    EXPECT_LT(max_abs_diff(causal->forward(x, mask), causal_plain->forward(x, mask)), 1e-6);
+  }
+}

@@ -211,3 +211,23 @@ TEST(Synthesizer, RejectsBadOptionsAndLongInputs) {
   torch::NoGradGuard g;
   EXPECT_ANY_THROW(m->forward(random_input(1, 65, 32), lengths_mask(65, {65})));
 }
+
+// mask_queries (issue 46): LRA adds the outer-product mask's -1e10 to the
+// synthetic and dot-product logits, so a padded query's row is uniform over
+// every key; real rows are unchanged.
+TEST(Synthesizer, MaskQueriesGivesLrasUniformRowsToPaddedQueries) {
+  auto x = random_input(3, 30, 32);
+  auto mask = lengths_mask(30, {30, 17, 4});
+  const auto all = torch::ones({30, 30}, torch::kBool);
+  torch::NoGradGuard g;
+  auto options = mode("random");
+  auto plain = make_mixer("synthesizer", small_spec(), options);
+  options["mask_queries"] = true;
+  auto lra = make_mixer("synthesizer", small_spec(), options);
+  const auto table = param_named(*lra, "R").narrow(1, 0, 30).narrow(2, 0, 30).unsqueeze(0);  // [1, H, L, L]
+  const auto y = lra->forward(x, mask);
+  EXPECT_LT(max_abs_diff(y, lra_masked_reference(*lra, x, mask, all, all, 4, table)), 1e-5);
+  const auto y_plain = plain->forward(x, mask);
+  EXPECT_LT(max_diff_real(y, y_plain, mask), 1e-6);
+  EXPECT_GT(max_abs_diff(y, y_plain), 1e-3);
+}
