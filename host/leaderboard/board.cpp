@@ -117,6 +117,7 @@ struct ResultChecks {
   std::string signed_by;
   bool reevaluated = false, private_checked = false;
   std::string verifier, unverified;
+  bool data_not_checked = false;  // closed, on LRA's release files, no trusted re-evaluation
 };
 
 // One result file as the leaderboard reads it, for entries and baselines alike:
@@ -130,8 +131,11 @@ struct CheckedResult {
   Reevaluation reevaluation;
   std::optional<InvalidResult> invalid;
   ResultChecks checks() const {
-    return {report.signed_by, reevaluation.state == Reevaluation::State::passed, reevaluation.private_checked,
-            reevaluation.verifier, reevaluation.unverified};
+    const bool reevaluated = reevaluation.state == Reevaluation::State::passed;
+    const json* release = json_at(result, {"task", "lra_release_files"});
+    const bool release_files = release && release->is_boolean() && release->get<bool>();
+    return {report.signed_by, reevaluated, reevaluation.private_checked, reevaluation.verifier, reevaluation.unverified,
+            report.division == "closed" && release_files && !reevaluated};
   }
 };
 
@@ -172,6 +176,7 @@ void count_checks(ScoreEntry& entry, std::map<std::string, ResultChecks>& checks
     }
     entry.checks.reevaluated += c.reevaluated;
     entry.checks.private_checked += c.private_checked;
+    entry.checks.data_not_checked += c.data_not_checked;
     if (c.reevaluated) verifiers.insert(c.verifier);
     if (!c.unverified.empty()) {
       ++entry.checks.reevaluation_unverified;

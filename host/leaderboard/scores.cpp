@@ -355,7 +355,8 @@ json to_json(const ScoreEntry& entry) {
             {"private_set", entry.checks.private_checked},
             {"verifiers", entry.checks.verifiers},
             {"reevaluation_unverified", entry.checks.reevaluation_unverified},
-            {"reevaluation_unverified_reasons", entry.checks.unverified_reasons}}}};
+            {"reevaluation_unverified_reasons", entry.checks.unverified_reasons},
+            {"data_not_checked", entry.checks.data_not_checked}}}};
 }
 
 std::string format_task_cell(const ScoreEntry& entry, const std::string& task) {

@@ -82,6 +82,11 @@ struct ScoreEntry {
     std::vector<std::string> verifiers;  // the key ids that vouched, sorted, once each
     int reevaluation_unverified = 0;  // a reevaluation.json beside it that is not believed, so not counted
     std::vector<std::string> unverified_reasons;  // why, in fixed words ("unsigned", "unknown key ed25519:…", ...)
+    // Closed results on LRA's release files (task.lra_release_files) that no
+    // trusted re-evaluation checked against the maintainer's own copy: verify
+    // alone judges release files by their counts, which another set of the
+    // release's layout (an easier Pathfinder difficulty) also has.
+    int data_not_checked = 0;
   } checks;
 };
 

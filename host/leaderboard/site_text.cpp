@@ -120,7 +120,8 @@ std::string checks_text(const ScoreEntry& e) {
          (c.reevaluation_unverified == 0
               ? ""
               : " · re-evaluation unverified " + std::to_string(c.reevaluation_unverified) + of + " (" + unverified +
-                    ")");
+                    ")") +
+         (c.data_not_checked == 0 ? "" : " · data not checked " + std::to_string(c.data_not_checked) + of);
 }
 
 }  // namespace lra::host::site
