@@ -233,6 +233,45 @@ TEST(ClosedTrust, ReleaseFilesAreCheckedOnTheirCountsAndTheFlagMustAgreeWithTheS
   EXPECT_TRUE(has(v.output, "task.lra_release_files must be true or false")) << v.output;
 }
 
+// Issue 46: a result on LRA's release files is checked against the
+// maintainer's own copy by verify --reevaluate. Re-evaluated against the
+// files it trained on it is valid; against another set of the same layout
+// and counts (another seed here, an easier Pathfinder difficulty in the
+// issue's case) it is invalid, naming both fingerprints.
+TEST(ClosedTrust, AdversarialAReleaseDataResultReevaluatedAgainstAnotherCopyIsInvalidNamingBoth) {
+  TempDir d;
+  for (const auto& [name, seed] : {std::pair<std::string, int>{"mine", 0}, {"other", 5}})
+    ASSERT_EQ(lrahost("data generate listops --n 2000 --seed " + std::to_string(seed) + " --out " +
+                      (d.path() / name / "listops-1000").string())
+                  .code,
+              0);
+  // A small model on the official manifest, open by its overrides; the data are release files.
+  auto run = lrahost("run --plugin transformer --task listops --data-dir " + (d.path() / "mine").string() +
+                     " --set train.steps=2 --set train.batch_size=8 --set train.warmup=1 --set model.layers=1"
+                     " --set model.d_model=32 --set model.ffn_dim=64 --set model.qkv_dim=32 --set model.heads=2"
+                     " --set train.eval_every=2 --set train.eval_batch_size=50 --threads 2 --out " +
+                     (d.path() / "run").string());
+  ASSERT_EQ(run.code, 0) << run.output;
+  const json r = json::parse(read_text(d.path() / "run" / "result.json"));
+  ASSERT_EQ(r["task"]["lra_release_files"], true) << r["task"];
+  const std::string recorded = r["task"]["data_fingerprint"];
+  ASSERT_EQ(lrahost("submit " + (d.path() / "run").string() + " --out " + (d.path() / "sub.tar").string()).code, 0);
+
+  auto same = lrahost("verify --reevaluate " + (d.path() / "sub.tar").string() + " --threads 2 --data-dir " +
+                      (d.path() / "mine").string());
+  EXPECT_EQ(same.code, 0) << same.output;
+  EXPECT_TRUE(has(same.output, "1 of 1 run re-evaluated and valid")) << same.output;
+
+  auto other = lrahost("verify --reevaluate " + (d.path() / "sub.tar").string() + " --threads 2 --data-dir " +
+                       (d.path() / "other").string());
+  EXPECT_EQ(other.code, 4) << other.output;
+  EXPECT_TRUE(has(other.output, "are not the data the run used (task.data_fingerprint " + recorded + ")"))
+      << other.output;
+  const auto at = other.output.find("fingerprint sha256:");
+  ASSERT_NE(at, std::string::npos) << other.output;
+  EXPECT_NE(other.output.substr(at + 12, 71), recorded) << "the copy's own fingerprint is named too";
+}
+
 TEST(ClosedTrust, AResultWithoutTaskExamplesIsInvalidAndTheLeaderboardListsIt) {
   TempDir d;
   ASSERT_EQ(lrahost(kSmoke + " --out " + (d.path() / "good").string()).code, 0);
