@@ -62,13 +62,13 @@ class SinkhornAttention final : public lra::Mixer {
     // Padded keys and values are zeroed so that nothing from them reaches the
     // block summaries or the sorted mixtures.
     auto k = blocked(lra::ops::split_heads(proj_->k(x), heads_), nb, bs) * tokf.unsqueeze(-1);
-    auto v = blocked(lra::ops::split_heads(proj_->v(x), heads_), nb, bs) * tokf.unsqueeze(-1);
+    const auto v_raw = blocked(lra::ops::split_heads(proj_->v(x), heads_), nb, bs);
+    auto v = v_raw * tokf.unsqueeze(-1);
 
     const auto perm = sort_matrix(k, tokf, tok.any(-1));
     const auto sorted = sort_blocks(perm, k, v, tokf);
     auto out = attend(q, k, v, tok.expand({B, heads_, nb, bs}), sorted);  // [B, H, nb, bs, dh]
-    if (mask_queries_) out = uniform_padded_rows(out, tok, blocked(lra::ops::split_heads(proj_->v(x), heads_), nb, bs),
-                                                 sorted, L);
+    if (mask_queries_) out = uniform_padded_rows(out, tok, v_raw, sorted, L);
     return proj_->o(lra::ops::merge_heads(out.reshape({B, heads_, padded, -1}).narrow(2, 0, L)));
   }
 

@@ -45,6 +45,21 @@ inline at::Tensor causal_allowed(int64_t L, const at::Device& device) {
   return at::ones({L, L}, at::TensorOptions().dtype(at::kBool).device(device)).tril();
 }
 
+// LRA masks attention logits with the outer product of the query and key
+// padding masks (-1e10 where either is padding), so a padded query's row is
+// constant and softmax makes it the uniform average of every value it scores.
+// For a mixer that computes its rows blockwise but whose LRA counterpart
+// scored every key (longformer, sparse_transformer): the rows of padded
+// queries in `out` [B, H, Lq, Dv] replaced by the mean of `v` [B, H, Lk, Dv]
+// over all Lk keys. `query_real` [B, Lq] bool. Attention dropout is not
+// applied to these rows (nor on softmax_attention's fused path, which uses it).
+inline at::Tensor uniform_rows_for_padded_queries(const at::Tensor& out, const at::Tensor& query_real,
+                                                  const at::Tensor& v) {
+  TORCH_CHECK(query_real.dim() == 2 && query_real.size(0) == out.size(0) && query_real.size(1) == out.size(2),
+              "query_real must be [B, Lq] = [", out.size(0), ", ", out.size(2), "], got ", query_real.sizes());
+  return at::where(query_real.unsqueeze(1).unsqueeze(-1), out, v.mean(-2, /*keepdim=*/true).to(out.scalar_type()));
+}
+
 // Reference softmax attention.
 //   q, k, v:  [B, H, Lq, Dh], [B, H, Lk, Dh], [B, H, Lk, Dv]
 //   key_mask: [B, Lk] bool, true = real key (undefined tensor = no padding)
@@ -154,7 +169,7 @@ inline at::Tensor softmax_attention(const at::Tensor& q, const at::Tensor& k, co
     // A uniform row is the mean of the values; no L x L mask is built for it
     // (attention dropout is not applied to these rows on this path).
     if (uniform_masked_rows)
-      out = at::where(query_mask.unsqueeze(1).unsqueeze(-1), out, v.mean(-2, /*keepdim=*/true).to(out.scalar_type()));
+      out = uniform_rows_for_padded_queries(out, query_mask, v);
     return out;
   }
 #endif
@@ -180,21 +195,6 @@ inline at::Tensor softmax_attention(const at::Tensor& q, const at::Tensor& k, co
   if (probs_out) *probs_out = probs.detach();
   probs = lra::ops::dropout(probs, dropout_p, training);
   return at::matmul(probs, v);
-}
-
-// LRA masks attention logits with the outer product of the query and key
-// padding masks (-1e10 where either is padding), so a padded query's row is
-// constant and softmax makes it the uniform average of every value it scores.
-// For a mixer that computes its rows blockwise but whose LRA counterpart
-// scored every key (longformer, sparse_transformer): the rows of padded
-// queries in `out` [B, H, Lq, Dv] replaced by the mean of `v` [B, H, Lk, Dv]
-// over all Lk keys. `query_real` [B, Lq] bool. Attention dropout is not
-// applied to these rows (as softmax_attention's fused path).
-inline at::Tensor uniform_rows_for_padded_queries(const at::Tensor& out, const at::Tensor& query_real,
-                                                  const at::Tensor& v) {
-  TORCH_CHECK(query_real.dim() == 2 && query_real.size(0) == out.size(0) && query_real.size(1) == out.size(2),
-              "query_real must be [B, Lq] = [", out.size(0), ", ", out.size(2), "], got ", query_real.sizes());
-  return at::where(query_real.unsqueeze(1).unsqueeze(-1), out, v.mean(-2, /*keepdim=*/true).to(out.scalar_type()));
 }
 
 // Xavier-uniform for a [out, in] weight, as Flax's default for LRA's dense layers.

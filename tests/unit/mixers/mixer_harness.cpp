@@ -129,6 +129,14 @@ torch::Tensor lra_masked_reference(lra::Mixer& m, const torch::Tensor& x, const 
   return torch::matmul(lra::ops::merge_heads(out), weight(m, "proj.o.weight").t());
 }
 
+::testing::AssertionResult only_padded_rows_differ(const torch::Tensor& with, const torch::Tensor& without,
+                                                   const torch::Tensor& mask) {
+  const double real = max_diff_real(with, without, mask), any = max_abs_diff(with, without);
+  if (!(real < 1e-6)) return ::testing::AssertionFailure() << "real rows changed by " << real;
+  if (!(any > 1e-3)) return ::testing::AssertionFailure() << "padded rows did not change (" << any << ")";
+  return ::testing::AssertionSuccess();
+}
+
 double max_diff_real(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& mask) {
   return (a - b).abs().masked_select(mask.unsqueeze(-1).expand_as(a)).max().item<double>();
 }

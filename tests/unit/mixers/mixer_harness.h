@@ -71,6 +71,11 @@ torch::Tensor lra_masked_reference(lra::Mixer& mixer, const torch::Tensor& x, co
                                    const torch::Tensor& allowed, const torch::Tensor& scored, int64_t heads,
                                    const torch::Tensor& extra_logits = {});
 
+// A mixer's output with `mask_queries` on against the same mixer's with it
+// off: real rows equal (to 1e-6), padded rows changed (somewhere by > 1e-3).
+::testing::AssertionResult only_padded_rows_differ(const torch::Tensor& with, const torch::Tensor& without,
+                                                   const torch::Tensor& mask);
+
 // A parameter or buffer of the mixer by its dotted name; throws if absent.
 torch::Tensor weight(lra::Mixer& mixer, const std::string& name);
 

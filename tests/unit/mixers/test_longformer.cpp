@@ -122,8 +122,6 @@ TEST(Longformer, MaskQueriesGivesLrasUniformRowsToPaddedQueries) {
     EXPECT_LT(max_abs_diff(y, lra_masked_reference(*lra, x, mask, longformer_pattern(40, 8, global, false), all, 4)),
               1e-5)
         << "global_tokens " << global;
-    const auto y_plain = plain->forward(x, mask);
-    EXPECT_LT(max_diff_real(y, y_plain, mask), 1e-6);
-    EXPECT_GT(max_abs_diff(y, y_plain), 1e-3);
+    EXPECT_TRUE(only_padded_rows_differ(y, plain->forward(x, mask), mask));
   }
 }
