@@ -21,6 +21,7 @@ struct BenchArgs {
   // --task: a task's manifest (a comma-separated list, or "suite": every task of `lrahost suite`)
   // timed as `run` trains it, and its whole run predicted (bench/task_bench.h).
   std::string task, preset = "official";
+  std::string protocol = "scratch";  // --task with --protocol spt: both phases of self-pretraining
   std::string reference;  // --task with --reference NAME: the runs `run --reference NAME` would make ("" = none)
   int64_t micro_batch = 0;
   int64_t eval_pass_factor = 1;  // --task: evaluation timed in passes this many times as large as run's

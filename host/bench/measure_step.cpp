@@ -9,6 +9,8 @@
 
 #include "common/text.h"
 #include "device/device.h"
+#include "pretrain/objectives.h"
+#include "pretrain/pretraining_model.h"
 #include "train/adamw.h"
 #include "train/autocast.h"
 #include "train/trainer.h"
@@ -91,7 +93,18 @@ BenchPoint measure_training_steps(const std::string& plugin, const MixerFactory&
     BenchModel b(make_mixer, length, o.batch, o);
     p.params = count_parameters(*b.model);
     b.model->train();
-    HostAdamW opt({torch::optim::OptimizerParamGroup(b.model->parameters())}, adamw_options(o.train).lr(1e-4));
+    const bool pretraining = o.pretrain_mask_ratio >= 0;
+    // The first phase of self-pretraining trains the encoder with the host's head.
+    PretrainingModel pre{nullptr};
+    torch::Tensor masked;
+    if (pretraining) {
+      pre = PretrainingModel(b.model, o.vocab_size, o.seed);
+      pre->to(o.device);
+      const auto rows = b.paired ? torch::cat({b.mask, b.mask}, 0) : b.mask;
+      masked = draw_masked_positions(rows, o.pretrain_mask_ratio, o.seed, 0).to(o.device);
+    }
+    torch::nn::Module& trained = pretraining ? static_cast<torch::nn::Module&>(*pre) : *b.model;
+    HostAdamW opt({torch::optim::OptimizerParamGroup(trained.parameters())}, adamw_options(o.train).lr(1e-4));
     const int64_t micro = o.micro_batch > 0 ? std::min(o.micro_batch, o.batch) : o.batch;
     const bool bf16 = o.bf16 && o.device.is_cuda();
     // As the trainer's step: summed loss over each micro-batch / the batch, accumulated.
@@ -99,12 +112,25 @@ BenchPoint measure_training_steps(const std::string& plugin, const MixerFactory&
       opt.zero_grad();
       for (int64_t first = 0; first < o.batch; first += micro) {
         const int64_t n = std::min(micro, o.batch - first);
-        auto loss = torch::cross_entropy_loss(b.logits(first, n, bf16), b.labels.narrow(0, first, n), {},
-                                              at::Reduction::Sum) /
-                    o.batch;
+        torch::Tensor loss;
+        if (pretraining) {  // Retrieval: both documents, each its own input
+          CudaBf16Autocast autocast(bf16);
+          auto i = b.ids.narrow(0, first, n), k = b.mask.narrow(0, first, n);
+          auto mk = masked.narrow(0, first, n);
+          if (b.paired) {
+            i = torch::cat({i, i}, 0);
+            k = torch::cat({k, k}, 0);
+            mk = torch::cat({mk, masked.narrow(0, o.batch + first, n)}, 0);
+          }
+          loss = masked_token_loss(pre->forward(i, k, mk), i, mk, o.batch * (b.paired ? 2 : 1)).loss;
+        } else {
+          loss = torch::cross_entropy_loss(b.logits(first, n, bf16), b.labels.narrow(0, first, n), {},
+                                           at::Reduction::Sum) /
+                 o.batch;
+        }
         loss.backward();
       }
-      if (o.train.grad_clip > 0) clip_grad_norm(b.model->parameters(), o.train.grad_clip);
+      if (o.train.grad_clip > 0) clip_grad_norm(trained.parameters(), o.train.grad_clip);
       opt.step();
     };
     p.repetition_steps_per_s = time_repetitions(step, o);

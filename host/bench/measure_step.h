@@ -29,9 +29,15 @@ struct StepBenchOptions {
   c10::Device device = c10::kCPU;
   bool bf16 = false;         // bfloat16 autocast (CUDA only)
   uint64_t seed = 0;
+  // >= 0: time the first phase of self-pretraining instead (docs/rules.md
+  // "Self-pretraining"): the encoder with the host's pretraining head, this
+  // share of tokens masked, the masked-token loss; `train` and `batch` are
+  // then the [pretrain] section's.
+  double pretrain_mask_ratio = -1;
 };
 
-// One (plugin, length) configuration. An out-of-memory failure is a result
+// One (plugin, length) configuration (a pretraining step with
+// o.pretrain_mask_ratio >= 0). An out-of-memory failure is a result
 // (status "oom"), any other failure status "error"; neither throws.
 BenchPoint measure_training_steps(const std::string& plugin, const MixerFactory& make_mixer, int64_t length,
                                   const StepBenchOptions& o);

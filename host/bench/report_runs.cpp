@@ -69,8 +69,11 @@ nlohmann::json run_estimates_json(const std::vector<TaskRunEstimate>& runs) {
           {"test_batches", r.schedule.test_batches}}},
         {"seeds", r.seeds},
     };
+    if (r.pretrain_steps > 0)
+      j["pretraining"] = {{"steps", r.pretrain_steps}, {"training", bench_points_json({r.pretrain})[0]}};
     if (r.ok())
-      j["predicted_s"] = {{"training", r.prediction.train_s},
+      j["predicted_s"] = {{"pretraining", r.prediction.pretrain_s},
+                          {"training", r.prediction.train_s},
                           {"evaluation", r.prediction.eval_s},
                           {"one_run", r.prediction.total_s()},
                           {"all_seeds", static_cast<double>(r.seeds) * r.prediction.total_s()}};
@@ -91,22 +94,27 @@ nlohmann::json run_estimates_json(const std::vector<TaskRunEstimate>& runs) {
 std::string run_estimates_markdown(const std::vector<TaskRunEstimate>& runs) {
   std::ostringstream md;
   md << "| plugin | task | length | batch | training steps/s | MFU | evaluation batches/s | peak memory | steps "
-        "| validations x batches + test | training | evaluation | one run | seeds | all seeds |\n"
-     << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+        "| validations x batches + test | pretraining | training | evaluation | one run | seeds | all seeds |\n"
+     << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& r : runs) {
     const auto& t = r.train;
     const std::string batch = std::to_string(t.batch) + (r.micro_batch > 0 ? " (micro " + std::to_string(r.micro_batch) + ")" : "");
     md << "| " << md_text(r.plugin) << (r.configuration.empty() ? "" : " (" + md_text(r.configuration) + ")") << " | "
        << r.task << " | " << with_commas(t.length) << " | " << batch << " | ";
     if (!r.ok()) {
-      md << (t.status == "oom" ? "OOM" : "error") << " | | | | " << with_commas(r.schedule.train_steps)
-         << " | | | | | " << r.seeds << " | |\n";
+      const auto& failed = t.status != "ok" ? t : r.pretrain;
+      md << (failed.status == "oom" ? "OOM" : "error") << (&failed == &r.pretrain ? " (pretraining)" : "")
+         << " | | | | " << with_commas(r.schedule.train_steps) << " | | | | | | " << r.seeds << " | |\n";
       continue;
     }
     md << fmt("%.3f", t.steps_per_s) << " | " << (t.mfu ? fmt("%.1f%%", 100 * *t.mfu) : "-") << " | "
        << fmt("%.2f", r.eval_batches_per_s) << " | " << fmt("%.2f GB", t.peak_memory_bytes / 1e9) << " | "
        << with_commas(r.schedule.train_steps) << " | " << r.schedule.validations << " x " << r.schedule.val_batches_each
-       << " + " << r.schedule.test_batches << " | " << human_duration(r.prediction.train_s) << " | "
+       << " + " << r.schedule.test_batches << " | "
+       << (r.pretrain_steps > 0 ? human_duration(r.prediction.pretrain_s) + " (" + with_commas(r.pretrain_steps) + " steps at " +
+                                      fmt("%.3f", r.pretrain.steps_per_s) + "/s)"
+                                : std::string("-"))
+       << " | " << human_duration(r.prediction.train_s) << " | "
        << human_duration(r.prediction.eval_s) << " | " << human_duration(r.prediction.total_s()) << " | " << r.seeds
        << " | " << human_duration(static_cast<double>(r.seeds) * r.prediction.total_s()) << " |\n";
   }

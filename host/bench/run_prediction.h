@@ -38,7 +38,8 @@ RunSchedule run_schedule(const TrainConfig& t, const SplitSizes& s);
 
 struct RunPrediction {
   double train_s = 0, eval_s = 0;
-  double total_s() const { return train_s + eval_s; }
+  double pretrain_s = 0;  // a self-pretraining manifest's first phase: its steps / its measured steps/s
+  double total_s() const { return pretrain_s + train_s + eval_s; }
 };
 
 // Every evaluation batch is costed as a full one (an upper bound for the

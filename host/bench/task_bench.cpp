@@ -66,7 +66,7 @@ std::vector<Planned> plan(const BenchArgs& a) {
   std::vector<Manifest> manifests;
   for (const auto& t : bench_tasks(a)) {
     (void)lra_task_shape(t);  // an unknown task: usage error listing the tasks
-    manifests.push_back(load_preset(t, a.preset));
+    manifests.push_back(load_preset(t, a.preset, a.protocol));
   }
   std::vector<Planned> out;
   for (const LoadedPlugin* p : loaded)
@@ -95,6 +95,7 @@ std::vector<Planned> plan(const BenchArgs& a) {
       e.seeds = static_cast<int64_t>(trial_seeds(mm).size());
       e.splits = run_split_sizes(mm);
       e.schedule = run_schedule(mm.train, e.splits);
+      if (mm.pretrain.present) e.pretrain_steps = mm.pretrain.train.steps;
       out.push_back(std::move(x));
     }
   return out;
@@ -142,18 +143,31 @@ void measure(Planned& x, const BenchArgs& a, const c10::Device& device, spdlog::
       e.train.error = "evaluation batch of " + std::to_string(o.eval_batch) + ": " + text::first_line(err.what());
     }
   }
+  if (e.train.status == "ok" && e.pretrain_steps > 0) {
+    // The first phase: its own batch and optimizer, the host's pretraining head (a
+    // next-token step, for mixers that do not read ahead, costs the same decoder).
+    StepBenchOptions po = o;
+    po.train = pretraining_train_config(m);
+    po.batch = po.train.batch_size;
+    po.pretrain_mask_ratio = m.pretrain.mask_ratio;
+    e.pretrain = measure_training_steps(e.plugin, factory, m.model.max_len, po);
+  }
   if (e.ok()) {
     e.prediction = predict_run(e.schedule, e.train.steps_per_s, e.eval_batches_per_s);
+    if (e.pretrain_steps > 0) e.prediction.pretrain_s = static_cast<double>(e.pretrain_steps) / e.pretrain.steps_per_s;
     log.info("{:<12} {:<11} {:8.3f} steps/s  {:8.3f} eval batches/s  peak {:.2f} GB  one run {}", e.plugin, e.task,
              e.train.steps_per_s, e.eval_batches_per_s, e.train.peak_memory_bytes / 1e9,
              human_duration(e.prediction.total_s()));
   } else {
-    log.warn("{:<12} {:<11} {}: {}", e.plugin, e.task, e.train.status == "oom" ? "OOM" : "FAILED", e.train.error);
+    const BenchPoint& failed = e.train.status != "ok" ? e.train : e.pretrain;
+    log.warn("{:<12} {:<11} {}{}: {}", e.plugin, e.task, failed.status == "oom" ? "OOM" : "FAILED",
+             &failed == &e.pretrain ? " (pretraining step)" : "", failed.error);
   }
 }
 
 nlohmann::json protocol_json(const BenchArgs& a) {
   return {{"preset", a.preset},
+          {"protocol", a.protocol},
           {"warmup_steps", a.warmup},
           {"timed_steps", a.steps},
           {"repetitions", a.repeats},
@@ -175,7 +189,7 @@ BenchOutcome run_task_bench(const BenchArgs& a, spdlog::logger& log) {
   std::vector<Planned> planned = plan(a);
   const fs::path out = fresh_bench_out(a.out);
   const c10::Device device = pick_device(a.device);
-  log.info("bench --task {} --preset {}: {} runs to predict, {} warm-up + {} x {} timed steps, {}", a.task, a.preset,
+  log.info("bench --task {} --preset {} --protocol {}: {} runs to predict, {} warm-up + {} x {} timed steps, {}", a.task, a.preset, a.protocol,
            planned.size(), a.warmup, a.repeats, a.steps, describe_device(device));
   std::vector<TaskRunEstimate> runs;
   const auto start = std::chrono::steady_clock::now();

@@ -24,11 +24,17 @@ struct TaskRunEstimate {
   std::string configuration;                   // --reference: the configuration's entry in words, else ""
   int64_t micro_batch = 0, eval_batch = 0, eval_pass = 0, seeds = 1;  // eval_pass: examples per forward pass
   BenchPoint train;                            // the training-step measurement (status, steps/s, memory, MFU)
+  // A self-pretraining manifest ([pretrain]): its first phase's steps and their
+  // measurement (masked-token steps at [pretrain]'s batch); 0 steps = from scratch.
+  int64_t pretrain_steps = 0;
+  BenchPoint pretrain;
   double eval_batches_per_s = 0;               // 0 when not measured (training failed)
   SplitSizes splits;
   RunSchedule schedule;
   RunPrediction prediction;                    // meaningful when train.status == "ok"
-  bool ok() const { return train.status == "ok" && eval_batches_per_s > 0; }
+  bool ok() const {
+    return train.status == "ok" && eval_batches_per_s > 0 && (pretrain_steps == 0 || pretrain.status == "ok");
+  }
 };
 
 // Every plugin, task and manifest is resolved before anything is measured.

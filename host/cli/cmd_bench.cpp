@@ -6,6 +6,7 @@
 #include "bench/decode_bench.h"
 #include "bench/task_bench.h"
 #include "cli/commands.h"
+#include "manifest/presets.h"
 #include "cli/console_log.h"
 #include "common/dir_lock.h"
 #include "device/device.h"
@@ -51,6 +52,10 @@ void add_bench_command(CLI::App& app, CommandSlot& slot) {
                              "`lrahost suite`");
   task->excludes(lengths)->excludes(batch);
   b->add_option("--preset", a->preset, "With --task: the manifest preset (official, smoke)")->needs(task);
+  b->add_option("--protocol", a->protocol,
+                "With --task: scratch (default) or spt (self-pretraining: both phases timed and predicted)")
+      ->check(CLI::IsMember(protocol_names()))
+      ->needs(task);
   b->add_option("--reference", a->reference,
                 "With --task: time and predict the runs `run --reference NAME` makes (table1: LRA's Table 1 "
                 "settings of each built-in mixer: its backbone and mixer options)")

@@ -56,8 +56,9 @@ int leaderboard_command(const LeaderboardArgs& a) {
   write_files_atomic(out, {{"leaderboard.json", json}, {"leaderboard.md", md}, {"index.html", html}});
 
   auto counted = [](std::size_t n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); };
-  std::printf("leaderboard: %s -> %zu closed and %s open%s, %s%s\n",
+  std::printf("leaderboard: %s -> %zu closed, %zu self-pretrained and %s open%s, %s%s\n",
               counted(board.result_files, "result file", "result files").c_str(), board.closed.size(),
+              board.self_pretrained.size(),
               counted(board.open.size(), "entry", "entries").c_str(),
               board.open_baselines.empty()
                   ? ""

@@ -24,7 +24,9 @@ int run_command(const RunArgs& a) {
                 static_cast<long long>(r.total_steps), r.train_seconds, r.steps_per_second, r.checkpoint.c_str());
     return kExitStopped;
   }
-  std::printf("\n%s on %s (%s division)\n", r.plugin.c_str(), r.task.c_str(), r.division.c_str());
+  std::printf("\n%s on %s (%s division%s)\n", r.plugin.c_str(), r.task.c_str(), r.division.c_str(),
+              r.pretraining.empty() ? "" : ", self-pretrained");
+  if (!r.pretraining.empty()) std::printf("  pretraining            %s\n", r.pretraining.c_str());
   if (!r.configuration.empty()) std::printf("  configuration          %s\n", r.configuration.c_str());
   std::printf("  test accuracy          %6.2f%%  (%zu examples)\n", 100 * r.test_accuracy, r.test_examples);
   std::printf("  majority-class rate    %6.2f%%\n", 100 * r.majority_class_rate);
@@ -47,6 +49,7 @@ void add_run_command(CLI::App& app, CommandSlot& slot) {
   r->add_option("--plugin", a->plugin, "Mixer plugin: built-in NAME or PATH to a .so")->required();
   r->add_option("--task", a->task, "Task: listops, text, retrieval, image, pathfinder, pathx")->required();
   add_preset_option(r, a->preset, "official (closed division) or smoke (open, CPU-sized)");
+  add_protocol_option(r, a->protocol);
   r->add_option("--manifest", a->manifest, "Use this manifest file instead of the preset (open unless identical)");
   r->add_option("--set", a->sets,
                 "KEY=VALUE override, e.g. train.steps=100 (makes the run open) or mixer.OPTION=VALUE "

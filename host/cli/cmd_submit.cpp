@@ -173,7 +173,17 @@ int submit_command(const SubmitArgs& a) {
     const std::string name = run_name(result, used);
     add("runs/" + name + "/result.json", file, sha256_file(file));
     add("runs/" + name + "/model.pt", model, model_sha->get<std::string>());
+    // A self-pretrained run: the pretraining's weights, which verify has tied to the record.
+    const json* pretrained_sha = json_at(result, {"pretraining", "weights_sha256"});
+    if (pretrained_sha && pretrained_sha->is_string()) {
+      const fs::path weights = file.parent_path() / result["pretraining"].value("weights_file", std::string());
+      if (!fs::is_regular_file(weights))
+        throw Error(ErrorKind::data, weights.string() + " is missing: a self-pretrained run's submission carries the "
+                                                        "weights its fine-tuning started from");
+      add("runs/" + name + "/pretraining/encoder.pt", weights, pretrained_sha->get<std::string>());
+    }
     runs.push_back({{"dir", name},
+                    {"pretrained", pretrained_sha != nullptr},
                     {"plugin", plugin_entry},
                     {"plugin_name", result.at("plugin").value("name", std::string())},
                     {"task", result.at("task").value("name", std::string())},

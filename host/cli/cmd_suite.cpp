@@ -22,6 +22,7 @@ void add_suite_command(CLI::App& app, CommandSlot& slot) {
   st->add_option("--tasks", a->tasks, "Comma-separated tasks (default: all six)");
   st->add_option("--seeds", a->seeds, "Comma-separated trial seeds (default: each manifest's rules.seeds)");
   add_preset_option(st, a->preset, "official (closed division) or smoke");
+  add_protocol_option(st, a->protocol);
   st->add_option("--reference", a->reference,
                  "Run every task under a reference configuration (table1: LRA's Table 1 settings of a built-in "
                  "mixer, docs/mixers.md); passed to every run, which is open and labelled");

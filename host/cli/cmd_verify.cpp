@@ -39,7 +39,9 @@ int verify_command(const std::vector<std::string>& args, const std::optional<std
         if (!rep.release->superseded_by.empty()) release += ", superseded by " + rep.release->superseded_by;
         release += ")";
       }
-      std::printf("%s: %s%s, %s, %s\n", f.path.c_str(), rep.division.c_str(), release.c_str(),
+      // The protocol is named only when it is not LRA's own (from scratch).
+      const std::string protocol = rep.protocol == "self-pretrained" ? " self-pretrained" : "";
+      std::printf("%s: %s%s%s, %s, %s\n", f.path.c_str(), rep.division.c_str(), protocol.c_str(), release.c_str(),
                   rep.valid ? "valid" : "INVALID",
                   rep.signed_by.empty() ? "unsigned" : ("signed by " + rep.signed_by).c_str());
       if (rep.release && !rep.release->note.empty()) std::printf("  note: %s\n", rep.release->note.c_str());

@@ -1,5 +1,7 @@
 #include "cli/command_options.h"
 
+#include "manifest/presets.h"
+
 namespace lra::host {
 
 const CLI::Validator& seed_validator() {
@@ -25,6 +27,13 @@ void add_fp32_flag(CLI::App* command, bool& fp32, const std::string& help) { com
 
 void add_preset_option(CLI::App* command, std::string& preset, const std::string& help) {
   command->add_option("--preset", preset, help)->check(CLI::IsMember({"official", "smoke"}));
+}
+
+void add_protocol_option(CLI::App* command, std::string& protocol) {
+  command->add_option("--protocol", protocol,
+                      "scratch (default: LRA from scratch) or spt (self-pretraining on the task's own training inputs "
+                      "first, then fine-tuning; its own manifests and division, docs/rules.md)")
+      ->check(CLI::IsMember(protocol_names()));
 }
 
 }  // namespace lra::host

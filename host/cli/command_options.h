@@ -42,6 +42,8 @@ void add_fp32_flag(CLI::App* command, bool& fp32,
                    const std::string& help = "On CUDA, float32 instead of bfloat16 autocast");
 // --preset: official or smoke.
 void add_preset_option(CLI::App* command, std::string& preset, const std::string& help);
+// --protocol scratch|spt (run, suite, bench --task).
+void add_protocol_option(CLI::App* command, std::string& protocol);
 // --seed, checked by seed_validator().
 template <class T>
 void add_seed_option(CLI::App* command, T& seed, const std::string& help) {

@@ -121,6 +121,32 @@ LearningCurve learning_curve(const json& result, const std::string& source, cons
   return c;
 }
 
+LearningCurve pretraining_curve(const json& result, const std::string& source, const std::map<int64_t, double>& speeds) {
+  if (!result.is_object() || !result.contains("pretraining") || !result["pretraining"].is_object())
+    bad(source, "pretraining", "is missing or not an object (the run was not self-pretrained)");
+  const json& phase = result["pretraining"];
+  json view = {{"history", phase.value("history", json())}, {"plugin", result.value("plugin", json::object())},
+               {"task", result.value("task", json::object())}};
+  LearningCurve c = learning_curve(view, source + " (pretraining)", speeds);
+  c.label += ", pretraining (" + phase.value("objective", std::string("?")) + ", token accuracy)";
+  return c;
+}
+
+std::string phases_history_csv(const std::vector<std::pair<std::string, LearningCurve>>& phases) {
+  std::string out;
+  for (const auto& [phase, curve] : phases) {
+    const std::string rows = history_csv(curve);
+    const size_t header_end = rows.find('\n') + 1;
+    if (out.empty()) out = "phase," + rows.substr(0, header_end);
+    for (size_t at = header_end; at < rows.size();) {
+      const size_t end = rows.find('\n', at) + 1;
+      out += phase + "," + rows.substr(at, end - at);
+      at = end;
+    }
+  }
+  return out;
+}
+
 std::string history_csv(const LearningCurve& curve) {
   std::string out = "step,lr,train_loss,train_accuracy,val_loss,val_accuracy,steps_per_second\n";
   for (const auto& p : curve.points)

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -33,6 +34,16 @@ struct LearningCurve {
 // when history is missing or malformed.
 LearningCurve learning_curve(const nlohmann::json& result, const std::string& source,
                              const std::map<int64_t, double>& speeds = {});
+
+// The first phase of a self-pretrained run (result.json "pretraining": its
+// history; the accuracy is the share of predicted tokens right). Throws
+// lra::Error(data) when the result has no such phase.
+LearningCurve pretraining_curve(const nlohmann::json& result, const std::string& source,
+                                const std::map<int64_t, double>& speeds = {});
+
+// history_csv of several phases in one table, a first column naming each
+// row's phase ("pretraining", "fine-tuning"); steps count within a phase.
+std::string phases_history_csv(const std::vector<std::pair<std::string, LearningCurve>>& phases);
 
 // "step,lr,train_loss,train_accuracy,val_loss,val_accuracy,steps_per_second"
 // and one row per report; a value the report lacks is an empty cell.

@@ -344,12 +344,15 @@ Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const s
           it != hint_notes.end() && std::find(entry.notes.begin(), entry.notes.end(), it->second) == entry.notes.end())
         entry.notes.push_back(it->second);
     bound_entry(entry);
-    (entry.division == "closed" ? board.closed : board.open).push_back(entry);
+    (entry.division != "closed"                ? board.open
+     : entry.protocol == "self-pretrained" ? board.self_pretrained
+                                           : board.closed)
+        .push_back(entry);
   }
 
   board.task_columns = lra_task_order();
   std::set<std::string> extra;
-  for (const auto* division : {&board.closed, &board.open, &board.open_baselines})
+  for (const auto* division : {&board.closed, &board.self_pretrained, &board.open, &board.open_baselines})
     for (const auto& e : *division)
       for (const auto& [task, score] : e.tasks)
         if (std::find(board.task_columns.begin(), board.task_columns.end(), task) == board.task_columns.end())

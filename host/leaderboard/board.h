@@ -28,6 +28,10 @@ struct Leaderboard {
   std::string title;
   std::string generator;                       // e.g. "lrahost 0.1.0 (0123abc)"
   std::vector<ScoreEntry> closed, open;        // the verified division, ranked best first
+  // Closed results of the self-pretraining protocol (lra-spt-v1): their own
+  // table, never ranked with from-scratch results. Open self-pretrained
+  // results are in `open`, their protocol said (ScoreEntry::protocol).
+  std::vector<ScoreEntry> self_pretrained;
   // The open division's reference rows (leaderboard --baselines): built-in
   // mixers measured by this host, e.g. docs/measured/cpu/baselines/. Verified
   // like any result, never ranked, shown after the open entries.

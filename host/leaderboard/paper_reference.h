@@ -19,4 +19,12 @@ struct PaperRow {
 // The 11 rows in the paper's order.
 const std::vector<PaperRow>& paper_table1();
 
+// The self-pretraining paper's rows (Amos, Berant and Gupta, "Never Train from
+// Scratch", ICLR 2024), the reference block of the self-pretrained division:
+// each with the six tasks it reports (Path-X included) and its printed average.
+// `model` names the row as the paper does; `plugin` the built-in mixer closest
+// to it ("" when none). kSptPaperSource says where the numbers come from.
+const std::vector<PaperRow>& spt_paper_rows();
+extern const char* const kSptPaperSource;
+
 }  // namespace lra::host

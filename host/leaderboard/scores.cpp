@@ -57,6 +57,7 @@ struct Facts {
   double accuracy = 0;
   std::string digest;
   std::string made_with;  // open results: the preset (or custom manifest) and the overrides
+  std::string protocol;   // "from scratch" or "self-pretrained" (a pretraining record)
 };
 
 // How an open result was configured, so that a 60-step run never sits in one
@@ -161,6 +162,8 @@ Facts read_facts(const ScoreInput& in) {
       m && m->is_number() && std::isfinite(m->get<double>()) && m->get<double>() >= 0 && m->get<double>() <= 1)
     f.majority = m->get<double>();
   f.made_with = made_with(in.result, f.division);
+  // verify has checked a pretraining record against the configuration (results/pretraining_check.cpp).
+  f.protocol = in.result.contains("pretraining") ? "self-pretrained" : "from scratch";
   return f;
 }
 
@@ -227,7 +230,8 @@ std::vector<ScoreEntry> aggregate_scores(const std::vector<ScoreInput>& results)
   std::map<Key, std::map<std::string, std::vector<Trial>>> trials;
   for (const ScoreInput& in : results) {
     const Facts f = read_facts(in);
-    const Key key{f.plugin, f.sha256, f.options_key + "\n" + f.made_with, f.division};
+    // From-scratch and self-pretrained results never share an entry.
+    const Key key{f.plugin, f.sha256, f.options_key + "\n" + f.made_with, f.division + " " + f.protocol};
     auto& list = trials[key][f.task];
     bool duplicate = false;
     for (const Trial& t : list) {
@@ -251,6 +255,7 @@ std::vector<ScoreEntry> aggregate_scores(const std::vector<ScoreInput>& results)
       e.options = f.options;
       e.division = f.division;
       e.made_with = f.made_with;
+      e.protocol = f.protocol;
       if (f.table) e.reference = ReferenceUse{*f.table, true, {}};
     }
     if (e.reference && !f.differs.empty()) {
@@ -347,6 +352,7 @@ json to_json(const ScoreEntry& entry) {
           {"notes", entry.notes},
           {"sources", entry.sources},
           {"made_with", entry.made_with.empty() ? json(nullptr) : json(entry.made_with)},
+          {"protocol", entry.protocol},
           {"checks",
            {{"results", entry.checks.results},
             {"signed", entry.checks.signed_results},

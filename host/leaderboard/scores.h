@@ -62,6 +62,9 @@ struct ScoreEntry {
   // of the entry was made with, e.g. "preset smoke; overrides train.steps=60";
   // part of what makes an entry (see aggregate_scores). Empty when closed.
   std::string made_with;
+  // "from scratch" (LRA's protocol) or "self-pretrained" (docs/rules.md
+  // "Self-pretraining"); results of the two are never one entry.
+  std::string protocol = "from scratch";
   std::map<std::string, TaskScore> tasks;              // by task name
   std::optional<double> lra_average;                   // when all five average tasks are present
   std::vector<std::string> sources;                    // result files that went in

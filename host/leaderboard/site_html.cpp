@@ -163,13 +163,13 @@ Row entry_row(const ScoreEntry& e, std::optional<int> rank, const std::vector<st
   return row;
 }
 
-Row paper_row(const PaperRow& p, const std::vector<std::string>& tasks) {
+Row paper_row(const PaperRow& p, const std::vector<std::string>& tasks, const char* badge = "LRA paper") {
   Row row;
   row.reference = true;
   row.average = p.average_percent;
   std::string& c = row.cells;
   c += "<td>—</td><td class=\"text model\" data-sort=\"" + h(p.model) + "\"><span class=\"name\">" + h(p.model) +
-       "</span><span class=\"badge\">LRA paper</span></td><td>—</td>";
+       "</span><span class=\"badge\">" + badge + "</span></td><td>—</td>";
   for (const auto& t : tasks) {
     const auto it = p.accuracy_percent.find(t);
     if (it != p.accuracy_percent.end())
@@ -250,6 +250,18 @@ void reference_section(std::string& s, const std::vector<std::string>& tasks) {
   s += "</section>\n";
 }
 
+// The self-pretraining paper's rows, in their own block after its division.
+void spt_reference_section(std::string& s, const std::vector<std::string>& tasks) {
+  s += std::string("<section id=\"spt-paper\">\n<h2>Reference: Never Train from Scratch</h2>\n<p class=\"note\">") +
+       h(kSptPaperSource) +
+       ". Their own backbones and tuned settings: for orientation beside the self-pretrained division, not ranked "
+       "with it.</p>\n";
+  std::vector<Row> rows;
+  for (const auto& p : spt_paper_rows()) rows.push_back(paper_row(p, tasks, "SPT paper"));
+  board_table(s, "spt-paper", std::move(rows), tasks);
+  s += "</section>\n";
+}
+
 void invalid_section(std::string& s, const std::vector<InvalidResult>& invalid) {
   if (invalid.empty()) return;
   s += "<section id=\"invalid\">\n<h2>Invalid results (not ranked)</h2>\n<p class=\"note\">Each file failed "
@@ -291,6 +303,11 @@ std::string leaderboard_html(const Leaderboard& board) {
   division_table(s, "closed", "Closed division",
                  "The official manifests, no overrides: comparable with each other and with the paper.", board.closed,
                  board.task_columns);
+  division_table(s, "self-pretrained", "Self-pretrained division",
+                 "The official self-pretraining manifests (lra-spt-v1): a pretraining phase on each task's own "
+                 "training inputs, then LRA's fine-tuning. Never ranked with results trained from scratch.",
+                 board.self_pretrained, board.task_columns);
+  spt_reference_section(s, board.task_columns);
   division_table(s, "open", "Open division", "Changed manifests, presets or overrides: each entry's own protocol.",
                  board.open, board.task_columns, board.open_baselines);
   reference_section(s, board.task_columns);

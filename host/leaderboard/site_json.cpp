@@ -48,6 +48,12 @@ json leaderboard_json(const Leaderboard& board) {
                     {"tasks_percent", row.accuracy_percent},
                     {"pathx", "FAIL"},
                     {"average_percent", row.average_percent}});
+  json spt_rows = json::array();
+  for (const auto& row : spt_paper_rows())
+    spt_rows.push_back({{"plugin", row.plugin},
+                        {"model", row.model},
+                        {"tasks_percent", row.accuracy_percent},
+                        {"average_percent", row.average_percent}});
   json bench = nullptr;
   if (!board.bench_sources.empty())
     bench = {{"sources", board.bench_sources},
@@ -60,10 +66,12 @@ json leaderboard_json(const Leaderboard& board) {
           {"average_tasks", lra_average_tasks()},
           {"result_files", board.result_files},
           {"closed", ranked(board.closed)},
+          {"self_pretrained", ranked(board.self_pretrained)},
           {"open", ranked(board.open)},
           {"open_baselines", baselines(board.open_baselines)},
           {"invalid", invalid},
           {"reference", {{"source", "LRA paper, Table 1 (Tay et al., ICLR 2021)"}, {"rows", rows}}},
+          {"reference_self_pretrained", {{"source", kSptPaperSource}, {"rows", spt_rows}}},
           {"bench", bench}};
 }
 

@@ -72,6 +72,20 @@ std::string leaderboard_markdown(const Leaderboard& board) {
   std::string s = "# " + text::markdown_cell(board.title) + "\n\n" + site::kScoreLegend + "\n";
   division(s, "Closed division", "The official manifests, no overrides: comparable with each other and with the paper.",
            board.closed, board.task_columns);
+  division(s, "Self-pretrained division",
+           "The official self-pretraining manifests (lra-spt-v1): a pretraining phase on each task's own training "
+           "inputs, then LRA's fine-tuning. Never ranked with results trained from scratch.",
+           board.self_pretrained, board.task_columns);
+  s += "\n### Reference: Never Train from Scratch\n\n" + std::string(kSptPaperSource) + ".\n\n";
+  header(s, {"model"}, lra_task_order());
+  for (const auto& row : spt_paper_rows()) {
+    s += "| " + text::markdown_cell(row.model) + " |";
+    for (const auto& t : lra_task_order()) {
+      const auto it = row.accuracy_percent.find(t);
+      s += " " + (it == row.accuracy_percent.end() ? std::string("—") : site::percent_text(it->second)) + " |";
+    }
+    s += " " + site::percent_text(row.average_percent) + " |\n";
+  }
   division(s, "Open division", "Changed manifests, presets or overrides: each entry's own protocol.", board.open,
            board.task_columns, board.open_baselines);
 

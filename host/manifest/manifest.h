@@ -8,6 +8,9 @@
 //            betas eps grad_clip eval_every checkpoint_every seed eval_batch_size
 //   [data]   free-form scalars, validated by the task plugin
 //   [rules]  param_budget_ratio (seeds)
+//   [pretrain] (optional; a self-pretraining protocol, docs/rules.md
+//            "Self-pretraining") objective keys and the training keys of its
+//            first phase, see pretrain_fields in manifest_fields.cpp
 // plus the top-level strings schema, name, task and (optional) description.
 //
 // Every problem is reported as lra::Error(ErrorKind::rules, msg) where msg
@@ -98,10 +101,25 @@ struct RulesConfig {
   std::vector<int64_t> seeds;
 };
 
+// The first phase of a self-pretraining protocol (the SPT of Amos, Berant and
+// Gupta, ICLR 2024): the encoder trains on the task's training inputs alone
+// (labels never read) before the usual fine-tuning under [train]. The
+// objective follows the mixer: next-token prediction when it does not read
+// ahead (the summary rule's probe), masked-token denoising otherwise.
+struct PretrainConfig {
+  bool present = false;     // the manifest has a [pretrain] section
+  double mask_ratio = 0.0;  // masked denoising: the fraction of each input's real tokens replaced
+  // The phase's optimisation, read with the [train] key names; seed and
+  // eval_batch_size are not keys of [pretrain] (the trial seed is train.seed;
+  // the phase evaluates nothing), see pretraining_train_config.
+  TrainConfig train;
+};
+
 struct Manifest {
   std::string schema, name, task, description;
   ModelConfig model;
   TrainConfig train;
+  PretrainConfig pretrain;
   lra::Params data;  // carried as is; the task plugin validates it
   RulesConfig rules;
   std::string source;  // file path, or "builtin:lra-v1/listops.toml"
@@ -143,6 +161,10 @@ nlohmann::json to_json(const Manifest& m);
 // `task` is the result's task.name. Every rebuild of a recorded model starts here.
 Manifest config_manifest(const nlohmann::json& config, const std::string& task, const std::string& source);
 
+// The first phase's training settings: [pretrain]'s keys with the trial seed
+// (train.seed) and, for the unused evaluation batch, its own batch size.
+TrainConfig pretraining_train_config(const Manifest& m);
+
 // The trial seeds of a complete submission: rules.seeds, or [train.seed] when absent.
 std::vector<int64_t> trial_seeds(const Manifest& m);
 
@@ -150,5 +172,6 @@ std::vector<int64_t> trial_seeds(const Manifest& m);
 const std::vector<std::string>& model_keys();
 const std::vector<std::string>& train_keys();
 const std::vector<std::string>& rules_keys();
+const std::vector<std::string>& pretrain_keys();
 
 }  // namespace lra::host

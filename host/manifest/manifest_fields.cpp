@@ -85,6 +85,40 @@ const std::vector<FieldDef>& rules_fields() {
   return f;
 }
 
+// [pretrain]: the objective's key, then the [train] keys its phase uses (no
+// seed: the trial seed is train.seed; no eval_batch_size: nothing is evaluated).
+#define LRA_PT(k, kind, from, optional)                                                                   \
+  FieldDef {                                                                                              \
+    #k, kind, [](Manifest& m, const Typed& t) { m.pretrain.train.k = t.from; },                           \
+        [](const Manifest& m) -> json { return m.pretrain.train.k; }, optional                            \
+  }
+const std::vector<FieldDef>& pretrain_fields() {
+  static const std::vector<FieldDef> f = {
+      {"mask_ratio", Kind::number, [](Manifest& m, const Typed& t) { m.pretrain.mask_ratio = t.d; },
+       [](const Manifest& m) -> json { return m.pretrain.mask_ratio; }},
+      LRA_PT(steps, Kind::integer, i, false),
+      LRA_PT(batch_size, Kind::integer, i, false),
+      LRA_PT(lr, Kind::number, d, false),
+      LRA_PT(schedule, Kind::string, s, false),
+      LRA_PT(warmup, Kind::integer, i, false),
+      LRA_PT(steps_per_cycle, Kind::integer, i, false),
+      LRA_PT(decay_steps, Kind::integer, i, true),
+      LRA_PT(weight_decay, Kind::number, d, false),
+      {"betas", Kind::pair,
+       [](Manifest& m, const Typed& t) {
+         m.pretrain.train.beta1 = t.pair[0];
+         m.pretrain.train.beta2 = t.pair[1];
+       },
+       [](const Manifest& m) -> json { return json::array({m.pretrain.train.beta1, m.pretrain.train.beta2}); }},
+      LRA_PT(eps, Kind::number, d, false),
+      LRA_PT(grad_clip, Kind::number, d, false),
+      LRA_PT(eval_every, Kind::integer, i, false),  // the report cadence: the phase evaluates nothing
+      LRA_PT(checkpoint_every, Kind::integer, i, false),
+  };
+  return f;
+}
+#undef LRA_PT
+
 #undef LRA_FIELD
 #undef LRA_INT
 #undef LRA_NUM
@@ -103,14 +137,17 @@ const std::vector<std::string>& top_keys() {
   return k;
 }
 const std::vector<std::string>& section_names() {
-  static const std::vector<std::string> k = {"model", "train", "data", "rules"};
+  static const std::vector<std::string> k = {"model", "train", "data", "rules", "pretrain"};
   return k;
 }
+
+bool optional_section(const std::string& section) { return section == "pretrain"; }
 
 const std::vector<FieldDef>* fields_of(const std::string& section) {
   if (section == "model") return &model_fields();
   if (section == "train") return &train_fields();
   if (section == "rules") return &rules_fields();
+  if (section == "pretrain") return &pretrain_fields();
   return nullptr;
 }
 
@@ -263,6 +300,18 @@ const std::vector<std::string>& train_keys() {
 const std::vector<std::string>& rules_keys() {
   static const std::vector<std::string> k = manifest_detail::key_names(manifest_detail::rules_fields());
   return k;
+}
+
+const std::vector<std::string>& pretrain_keys() {
+  static const std::vector<std::string> k = manifest_detail::key_names(manifest_detail::pretrain_fields());
+  return k;
+}
+
+TrainConfig pretraining_train_config(const Manifest& m) {
+  TrainConfig t = m.pretrain.train;
+  t.seed = m.train.seed;
+  t.eval_batch_size = t.batch_size;
+  return t;
 }
 
 std::vector<int64_t> trial_seeds(const Manifest& m) {

@@ -74,12 +74,15 @@ struct FieldDef {
 const std::vector<FieldDef>& model_fields();
 const std::vector<FieldDef>& train_fields();
 const std::vector<FieldDef>& rules_fields();
-// The table of "model", "train" or "rules"; nullptr for any other section.
+const std::vector<FieldDef>& pretrain_fields();
+// The table of "model", "train", "rules" or "pretrain"; nullptr for any other section.
 const std::vector<FieldDef>* fields_of(const std::string& section);
 std::vector<std::string> key_names(const std::vector<FieldDef>& defs);
 
 const std::vector<std::string>& top_keys();       // schema name task description
-const std::vector<std::string>& section_names();  // model train data rules
+const std::vector<std::string>& section_names();  // model train data rules pretrain
+// Sections a manifest may leave out ([pretrain]: a from-scratch protocol).
+bool optional_section(const std::string& section);
 
 // What a value of kind `k` must look like, for messages.
 const char* expected(Kind k);

@@ -81,7 +81,9 @@ Manifest config_manifest(const nlohmann::json& config, const std::string& task, 
   m.source = source;
   for (const auto& section : section_names()) {
     if (section == "data") continue;
+    if (optional_section(section) && !config.contains(section)) continue;
     read_section(m, config, section, source);
+    if (section == "pretrain") m.pretrain.present = true;
   }
   if (auto it = config.find("data"); it != config.end()) {
     if (!it->is_object()) bad(source, "data", *it, "expected an object");

@@ -40,6 +40,8 @@ nlohmann::json to_json(const Manifest& m) {
   out["train"] = section_json(m, train_fields());
   out["data"] = data_json(m.data);
   out["rules"] = section_json(m, rules_fields());
+  // Only a self-pretraining manifest has it: from-scratch configurations keep their keys.
+  if (m.pretrain.present) out["pretrain"] = section_json(m, pretrain_fields());
   return out;
 }
 

@@ -12,7 +12,7 @@ using namespace manifest_detail;
 
 std::string all_dotted_keys_hint() {
   std::vector<std::string> parts;
-  for (const auto& sec : {"model", "train", "rules"})
+  for (const auto& sec : {"model", "train", "rules", "pretrain"})
     parts.push_back(std::string(sec) + ".{" + text::join(key_names(*fields_of(sec)), ",") + "}");
   parts.push_back("data.<key>");
   return text::join(parts, " ");
@@ -51,7 +51,7 @@ struct Target {
                                    const std::vector<FieldDef>* defs, bool dotted) {
   const std::string& key = a.key;
   std::vector<std::string> all;
-  for (const auto& sec : {"model", "train", "rules"})
+  for (const auto& sec : {"model", "train", "rules", "pretrain"})
     for (const auto& k : key_names(*fields_of(sec))) all.push_back(std::string(sec) + "." + k);
   std::string hint = closest(key, all);
   if (hint.empty() && !dotted) {
@@ -160,6 +160,9 @@ void apply_override(Manifest& m, const std::string& assignment) {
   const Target target = resolve_key(a);
   const OverrideValue value(a);
 
+  if (a.key.rfind("pretrain.", 0) == 0 && !m.pretrain.present)
+    fail(ErrorKind::rules, a.label + ": " + m.source + " has no [pretrain] section (it trains from scratch); "
+                               "pretraining settings apply under --protocol spt");
   Ctx ctx{a.label, false, nullptr};
   Manifest updated = m;
   if (target.def) {

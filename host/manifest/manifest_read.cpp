@@ -109,6 +109,7 @@ void read_data(Manifest& m, const toml::table& tbl, const Ctx& ctx) {
 void read_sections(Manifest& m, const toml::table& root, const Ctx& ctx) {
   for (const auto& sec : section_names()) {
     const toml::node* n = root.get(sec);
+    if (!n && optional_section(sec)) continue;
     if (!n) fail(ErrorKind::rules, ctx.label + ": missing section [" + sec + "]");
     const toml::table* tbl = n->as_table();
     if (!tbl)
@@ -116,6 +117,7 @@ void read_sections(Manifest& m, const toml::table& root, const Ctx& ctx) {
                                  sec + "] (a table), got " + node_type_name(*n));
     if (sec == "data") read_data(m, *tbl, ctx);
     else read_section(m, *tbl, sec, *fields_of(sec), ctx);
+    if (sec == "pretrain") m.pretrain.present = true;
   }
 }
 

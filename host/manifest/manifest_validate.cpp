@@ -114,77 +114,90 @@ void check_model_kind(const ModelConfig& md, bool lm, const Checker& c) {
 
 // train.schedule with the warmup, cycle and decay lengths its factors use
 // (train.precision is checked among them: the checks keep their historical order).
-void check_schedule(const TrainConfig& t, const Checker& c) {
+void check_schedule(const TrainConfig& t, const Checker& c, const std::string& S) {
   std::string unknown;
   auto factors = parse_lr_factors(t.schedule, &unknown);
   if (!factors) {
-    c.bad("train.schedule", quote(t.schedule),
+    c.bad(S + ".schedule", quote(t.schedule),
           (unknown.empty() ? std::string("empty factor name")
                            : "unknown factor '" + unknown + "'") +
               " (factors are joined by '*'; known factors: " + text::join(lr_factor_names()) + ")");
   }
-  if (t.warmup < 0) c.bad("train.warmup", std::to_string(t.warmup), "expected an integer >= 0");
-  c.steps_at_most("train.warmup", t.warmup);
+  if (t.warmup < 0) c.bad(S + ".warmup", std::to_string(t.warmup), "expected an integer >= 0");
+  c.steps_at_most(S + ".warmup", t.warmup);
   if (t.warmup == 0) {
     for (LrFactor f : *factors) {
       if (factor_needs_warmup(f))
-        c.bad("train.warmup", "0",
+        c.bad(S + ".warmup", "0",
               "must be positive because train.schedule uses " +
                   lr_factor_names()[static_cast<size_t>(f)] + " (it divides by the warmup)");
     }
   }
-  c.positive("train.steps_per_cycle", t.steps_per_cycle);
-  c.steps_at_most("train.steps_per_cycle", t.steps_per_cycle);
-  c.one_of("train.precision", t.precision, {"auto", "float32"});
-  if (t.decay_steps < 0) c.bad("train.decay_steps", std::to_string(t.decay_steps), "expected an integer >= 0");
-  c.steps_at_most("train.decay_steps", t.decay_steps);
+  c.positive(S + ".steps_per_cycle", t.steps_per_cycle);
+  c.steps_at_most(S + ".steps_per_cycle", t.steps_per_cycle);
+  c.one_of(S + ".precision", t.precision, {"auto", "float32"});
+  if (t.decay_steps < 0) c.bad(S + ".decay_steps", std::to_string(t.decay_steps), "expected an integer >= 0");
+  c.steps_at_most(S + ".decay_steps", t.decay_steps);
   if (std::find(factors->begin(), factors->end(), LrFactor::wsd) != factors->end()) {
     if (t.decay_steps <= 0)
-      c.bad("train.decay_steps", std::to_string(t.decay_steps),
+      c.bad(S + ".decay_steps", std::to_string(t.decay_steps),
             "must be positive because train.schedule uses wsd (the length of its decay phase)");
     else if (t.warmup + t.decay_steps > t.steps)
-      c.bad("train.decay_steps", std::to_string(t.decay_steps),
+      c.bad(S + ".decay_steps", std::to_string(t.decay_steps),
             "warmup + decay_steps must not exceed train.steps = " + std::to_string(t.steps) +
                 " (overrides apply in order: to lengthen a run, set train.steps first)");
   }
 }
 
-void check_optimizer(const TrainConfig& t, const Checker& c) {
-  c.finite("train.weight_decay", t.weight_decay);
+void check_optimizer(const TrainConfig& t, const Checker& c, const std::string& S) {
+  c.finite(S + ".weight_decay", t.weight_decay);
   if (t.weight_decay < 0.0)
-    c.bad("train.weight_decay", fmt_double(t.weight_decay), "expected a number >= 0");
-  c.number_at_most("train.weight_decay", t.weight_decay, kMaxWeightDecay, "[0, 10]");
+    c.bad(S + ".weight_decay", fmt_double(t.weight_decay), "expected a number >= 0");
+  c.number_at_most(S + ".weight_decay", t.weight_decay, kMaxWeightDecay, "[0, 10]");
   for (double b : {t.beta1, t.beta2}) {
     if (!std::isfinite(b) || b < 0.0 || b >= 1.0)
-      c.bad("train.betas", "[" + fmt_double(t.beta1) + ", " + fmt_double(t.beta2) + "]",
+      c.bad(S + ".betas", "[" + fmt_double(t.beta1) + ", " + fmt_double(t.beta2) + "]",
             "expected two numbers [beta1, beta2], each in [0, 1)");
   }
-  c.finite("train.eps", t.eps);
-  if (t.eps <= 0.0) c.bad("train.eps", fmt_double(t.eps), "expected a positive number");
-  c.number_at_most("train.eps", t.eps, kMaxAdamEps, "(0, 1]");
-  c.finite("train.grad_clip", t.grad_clip);
+  c.finite(S + ".eps", t.eps);
+  if (t.eps <= 0.0) c.bad(S + ".eps", fmt_double(t.eps), "expected a positive number");
+  c.number_at_most(S + ".eps", t.eps, kMaxAdamEps, "(0, 1]");
+  c.finite(S + ".grad_clip", t.grad_clip);
   if (t.grad_clip < 0.0)
-    c.bad("train.grad_clip", fmt_double(t.grad_clip), "expected a number >= 0 (0 turns clipping off)");
-  c.number_at_most("train.grad_clip", t.grad_clip, kMaxGradClip, "[0, 1e6] (0 turns clipping off)");
+    c.bad(S + ".grad_clip", fmt_double(t.grad_clip), "expected a number >= 0 (0 turns clipping off)");
+  c.number_at_most(S + ".grad_clip", t.grad_clip, kMaxGradClip, "[0, 1e6] (0 turns clipping off)");
 }
 
-void check_train(const TrainConfig& t, const Checker& c) {
-  c.positive("train.steps", t.steps);
-  c.steps_at_most("train.steps", t.steps);
-  c.positive("train.batch_size", t.batch_size);
-  c.finite("train.lr", t.lr);
-  if (t.lr <= 0.0) c.bad("train.lr", fmt_double(t.lr), "expected a positive number");
-  c.number_at_most("train.lr", t.lr, kMaxLearningRate, "(0, 10]");
-  check_schedule(t, c);
-  check_optimizer(t, c);
-  c.positive("train.eval_every", t.eval_every);
-  c.steps_at_most("train.eval_every", t.eval_every);
-  c.positive("train.checkpoint_every", t.checkpoint_every);
-  c.steps_at_most("train.checkpoint_every", t.checkpoint_every);
-  if (t.seed < 0) c.bad("train.seed", std::to_string(t.seed), "expected an integer >= 0");
-  c.positive("train.eval_batch_size", t.eval_batch_size);
-  c.at_most("train.batch_size", t.batch_size, kMaxBatchSize);
-  c.at_most("train.eval_batch_size", t.eval_batch_size, kMaxBatchSize);
+// S: the section, "train" or "pretrain" (the same keys, named in messages).
+void check_train(const TrainConfig& t, const Checker& c, const std::string& S = "train") {
+  c.positive(S + ".steps", t.steps);
+  c.steps_at_most(S + ".steps", t.steps);
+  c.positive(S + ".batch_size", t.batch_size);
+  c.finite(S + ".lr", t.lr);
+  if (t.lr <= 0.0) c.bad(S + ".lr", fmt_double(t.lr), "expected a positive number");
+  c.number_at_most(S + ".lr", t.lr, kMaxLearningRate, "(0, 10]");
+  check_schedule(t, c, S);
+  check_optimizer(t, c, S);
+  c.positive(S + ".eval_every", t.eval_every);
+  c.steps_at_most(S + ".eval_every", t.eval_every);
+  c.positive(S + ".checkpoint_every", t.checkpoint_every);
+  c.steps_at_most(S + ".checkpoint_every", t.checkpoint_every);
+  if (t.seed < 0) c.bad(S + ".seed", std::to_string(t.seed), "expected an integer >= 0");
+  c.positive(S + ".eval_batch_size", t.eval_batch_size);
+  c.at_most(S + ".batch_size", t.batch_size, kMaxBatchSize);
+  c.at_most(S + ".eval_batch_size", t.eval_batch_size, kMaxBatchSize);
+}
+
+// [pretrain]: the objective's ratio, then its phase's training keys.
+void check_pretrain(const Manifest& m, const Checker& c) {
+  if (!m.pretrain.present) return;
+  if (m.task == kForgettingTask)
+    c.bad("pretrain.steps", std::to_string(m.pretrain.train.steps),
+          "task \"forgetting\" trains a language model from scratch; it has no [pretrain] section");
+  c.finite("pretrain.mask_ratio", m.pretrain.mask_ratio);
+  if (m.pretrain.mask_ratio <= 0.0 || m.pretrain.mask_ratio >= 1.0)
+    c.bad("pretrain.mask_ratio", fmt_double(m.pretrain.mask_ratio), "expected a number in (0, 1)");
+  check_train(pretraining_train_config(m), c, "pretrain");
 }
 
 void check_rules(const RulesConfig& r, const Checker& c) {
@@ -213,6 +226,7 @@ void validate_impl(const Manifest& m, const Ctx& ctx) {
   check_model_kind(m.model, m.task == kForgettingTask, c);
   check_train(m.train, c);
   check_rules(m.rules, c);
+  check_pretrain(m, c);
 }
 
 }  // namespace manifest_detail

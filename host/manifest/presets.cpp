@@ -15,16 +15,37 @@ namespace {
 constexpr std::string_view kOfficialDir = "lra-v1/";
 constexpr std::string_view kSmokeDir = "smoke/";
 constexpr std::string_view kForgettingDir = "forgetting-v1/";
+constexpr std::string_view kSptOfficialDir = "lra-spt-v1/";
+constexpr std::string_view kSptSmokeDir = "smoke-spt/";
 constexpr std::string_view kExt = ".toml";
 
-std::string_view preset_dir(const std::string& preset) {
-  if (preset == "official") return kOfficialDir;
-  if (preset == "smoke") return kSmokeDir;
+std::string_view preset_dir(const std::string& preset, const std::string& protocol) {
+  check_protocol(protocol);
+  const bool spt = protocol == "spt";
+  if (preset == "official") return spt ? kSptOfficialDir : kOfficialDir;
+  if (preset == "smoke") return spt ? kSptSmokeDir : kSmokeDir;
   throw Error(ErrorKind::usage,
               "unknown preset '" + preset + "' (valid presets: " + text::join(preset_names()) + ")");
 }
 
 }  // namespace
+
+const std::vector<std::string>& protocol_names() {
+  static const std::vector<std::string> names = {"scratch", "spt"};
+  return names;
+}
+
+void check_protocol(const std::string& protocol) {
+  const auto& names = protocol_names();
+  if (std::find(names.begin(), names.end(), protocol) == names.end())
+    throw Error(ErrorKind::usage, "unknown protocol '" + protocol + "' (valid protocols: " + text::join(names) +
+                                      "; scratch = LRA from scratch, spt = self-pretraining first)");
+}
+
+std::string release_protocol(const std::string& protocol) {
+  check_protocol(protocol);
+  return protocol == "spt" ? "lra-spt-v1" : "lra-v1";
+}
 
 const EmbeddedFile* find_embedded(std::string_view name) {
   for (const auto& f : embedded_manifests())
@@ -37,14 +58,15 @@ const std::vector<std::string>& preset_names() {
   return names;
 }
 
-std::string preset_file(const std::string& task, const std::string& preset) {
+std::string preset_file(const std::string& task, const std::string& preset, const std::string& protocol) {
   // The forgetting curve's official manifest is versioned on its own.
-  if (task == kForgettingTask && preset == "official") return std::string(kForgettingDir) + task + std::string(kExt);
-  return std::string(preset_dir(preset)) + task + std::string(kExt);
+  if (task == kForgettingTask && preset == "official" && protocol == "scratch")
+    return std::string(kForgettingDir) + task + std::string(kExt);
+  return std::string(preset_dir(preset, protocol)) + task + std::string(kExt);
 }
 
-std::vector<std::string> preset_tasks(const std::string& preset) {
-  std::string_view dir = preset_dir(preset);
+std::vector<std::string> preset_tasks(const std::string& preset, const std::string& protocol) {
+  std::string_view dir = preset_dir(preset, protocol);
   std::vector<std::string> tasks;
   for (const auto& f : embedded_manifests()) {
     std::string_view name = f.name;
@@ -58,13 +80,14 @@ std::vector<std::string> preset_tasks(const std::string& preset) {
   return tasks;
 }
 
-Manifest load_preset(const std::string& task, const std::string& preset) {
-  const std::string file = preset_file(task, preset);  // throws for an unknown preset
+Manifest load_preset(const std::string& task, const std::string& preset, const std::string& protocol) {
+  const std::string file = preset_file(task, preset, protocol);  // throws for an unknown preset
   const EmbeddedFile* f = find_embedded(file);
   if (!f) {
-    auto tasks = preset_tasks(preset);
-    throw Error(ErrorKind::usage, "no " + preset + " manifest for task '" + task + "' (tasks with " +
-                                      preset + " manifests: " +
+    auto tasks = preset_tasks(preset, protocol);
+    const std::string which = protocol == "scratch" ? preset : preset + " " + protocol;
+    throw Error(ErrorKind::usage, "no " + which + " manifest for task '" + task + "' (tasks with " +
+                                      which + " manifests: " +
                                       (tasks.empty() ? std::string("none") : text::join(tasks)) +
                                       "; or pass --manifest FILE)");
   }

@@ -2,6 +2,8 @@
 //
 // Presets name embedded manifests: "official" -> lra-v1/<task>.toml (closed
 // division), "smoke" -> smoke/<task>.toml (a CPU-sized run, open division).
+// Under the self-pretraining protocol ("spt", docs/rules.md) they are
+// lra-spt-v1/<task>.toml and smoke-spt/<task>.toml.
 #pragma once
 
 #include <optional>
@@ -17,18 +19,26 @@ namespace lra::host {
 // {"official", "smoke"}.
 const std::vector<std::string>& preset_names();
 
+// {"scratch", "spt"}: training from scratch (LRA as published), or
+// self-pretraining on the task's own training inputs first.
+const std::vector<std::string>& protocol_names();
+// Throws ErrorKind::usage naming the valid protocols for any other name.
+void check_protocol(const std::string& protocol);
+// The released protocol family of a --protocol ("lra-v1", "lra-spt-v1").
+std::string release_protocol(const std::string& protocol);
+
 // The embedded file name of a preset's manifest for a task, e.g.
 // ("listops", "official") -> "lra-v1/listops.toml". Throws ErrorKind::usage
 // for an unknown preset; does not check that the file exists.
-std::string preset_file(const std::string& task, const std::string& preset);
+std::string preset_file(const std::string& task, const std::string& preset, const std::string& protocol = "scratch");
 
 // Tasks that have an embedded manifest for `preset`, sorted.
-std::vector<std::string> preset_tasks(const std::string& preset);
+std::vector<std::string> preset_tasks(const std::string& preset, const std::string& protocol = "scratch");
 
 // Parses the embedded manifest (source "builtin:<file>"). ErrorKind::usage
 // when the preset is unknown or the task has no manifest for it (the message
 // lists the valid presets / the tasks that have one).
-Manifest load_preset(const std::string& task, const std::string& preset);
+Manifest load_preset(const std::string& task, const std::string& preset, const std::string& protocol = "scratch");
 
 // Reads and parses a manifest file (source = path as given). A missing path
 // or a directory is ErrorKind::usage; a file that cannot be read is

@@ -124,9 +124,18 @@ std::optional<ReleasedManifest> find_release(const std::string& task, const std:
   return found;
 }
 
-std::optional<ReleasedManifest> current_release(const std::string& task) {
+std::optional<ReleasedManifest> current_release(const std::string& task, const std::string& protocol) {
+  // A task of two protocols (LRA from scratch and self-pretrained): the
+  // default is the protocol it was first released under.
+  std::string want = protocol;
+  if (want.empty())
+    for (const auto& e : released_manifests())
+      if (e.task == task) {
+        want = e.protocol;
+        break;
+      }
   for (const auto& e : released_manifests())
-    if (e.task == task && e.current) return e;
+    if (e.task == task && e.protocol == want && e.current) return e;
   return std::nullopt;
 }
 

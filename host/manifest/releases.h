@@ -44,8 +44,9 @@ std::vector<ReleasedManifest> parse_releases(std::string_view text, const std::s
 // any case, optional "sha256:" prefix), or std::nullopt.
 std::optional<ReleasedManifest> find_release(const std::string& task, const std::string& sha256);
 
-// The current release's manifest of `task`, or std::nullopt.
-std::optional<ReleasedManifest> current_release(const std::string& task);
+// The current release's manifest of `task` in `protocol` ("lra-v1", the LRA
+// protocol from scratch; "lra-spt-v1", self-pretraining), or std::nullopt.
+std::optional<ReleasedManifest> current_release(const std::string& task, const std::string& protocol = "");
 
 // The trial seeds (rules.seeds, or [train.seed]) of the released manifest of
 // `task` with that hash; std::nullopt when it is not a released manifest.

@@ -150,20 +150,26 @@ torch::Tensor ClassifierImpl::key_mask(const torch::Tensor& ids, const torch::Te
   return mask;
 }
 
-torch::Tensor ClassifierImpl::encode(const torch::Tensor& ids, const torch::Tensor& length_mask) {
+ClassifierImpl::EncoderStates ClassifierImpl::run_encoder(const torch::Tensor& ids, const torch::Tensor& length_mask,
+                                                          const torch::Tensor& replaced,
+                                                          const torch::Tensor& replacement) {
   // `length_mask` marks the example's positions; `mask` is what the mixers see
   // (LRA quirk Q1 under padding_mask = "nonzero_tokens": pixel 0 is padding).
   auto mask = key_mask(ids, length_mask);
   auto x = embed(ids);
+  if (replaced.defined()) {
+    mask = mask.logical_or(replaced);
+    x = torch::where(replaced.unsqueeze(-1), replacement.view({1, 1, -1}).to(x.dtype()), x);
+  }
+  EncoderStates out;
   // A mixer that does not read ahead (rules/summary_position.h): the summary
   // is read right after the example's last real token, which has seen it all;
   // padding comes after it. Examples are padded at the end, so that index is
   // the example's length.
   const bool after_last = spec_.summary == SummaryPosition::after_last;
-  torch::Tensor lengths;
-  if (after_last) lengths = length_mask.sum(1);  // [B]
+  if (after_last) out.lengths = length_mask.sum(1);  // [B]
   if (use_cls_ && after_last) {
-    const auto slot = torch::arange(ids.size(1) + 1, lengths.options()).unsqueeze(0).eq(lengths.unsqueeze(1));
+    const auto slot = torch::arange(ids.size(1) + 1, out.lengths.options()).unsqueeze(0).eq(out.lengths.unsqueeze(1));
     x = torch::cat({x, torch::zeros_like(x.narrow(1, 0, 1))}, 1);
     x = torch::where(slot.unsqueeze(-1), cls_.view({1, 1, -1}).to(x.dtype()), x);
     mask = torch::cat({mask, torch::zeros_like(mask.narrow(1, 0, 1))}, 1).logical_or(slot);
@@ -174,16 +180,32 @@ torch::Tensor ClassifierImpl::encode(const torch::Tensor& ids, const torch::Tens
     // "nonzero_tokens" an image starting with a black pixel has a masked CLS.
     // With length masks the first position is always real: CLS stays a key.
     mask = torch::cat({mask.narrow(1, 0, 1), mask}, 1);
+    out.token_offset = 1;
   }
   const auto L = x.size(1);
   x = x + (learned_pos_.defined() ? learned_pos_ : sinusoid_).narrow(0, 0, L).unsqueeze(0);
   x = drop(x);
   for (auto& b : blocks_) x = b->forward(x, mask);
-  x = final_ln(x);
+  out.x = final_ln(x);
+  return out;
+}
+
+torch::Tensor ClassifierImpl::token_states(const torch::Tensor& ids, const torch::Tensor& mask,
+                                           const torch::Tensor& replaced, const torch::Tensor& replacement) {
+  // With an after_last summary the CLS slot sits right after each example's
+  // last token, so positions before it are the tokens themselves.
+  const EncoderStates s = run_encoder(ids, mask, replaced, replacement);
+  return s.x.narrow(1, s.token_offset, ids.size(1));
+}
+
+torch::Tensor ClassifierImpl::encode(const torch::Tensor& ids, const torch::Tensor& length_mask) {
+  const EncoderStates s = run_encoder(ids, length_mask, {}, {});
+  const auto& x = s.x;
+  const bool after_last = spec_.summary == SummaryPosition::after_last;
   // "cls" reads the inserted CLS position; "first" the first real token (LRA's
   // two-tower model pools "CLS" without inserting one).
   if (after_last && (use_cls_ || spec_.model.pooling == "first")) {
-    const auto at = use_cls_ ? lengths : (lengths - 1).clamp_min(0);
+    const auto at = use_cls_ ? s.lengths : (s.lengths - 1).clamp_min(0);
     return x.gather(1, at.view({-1, 1, 1}).expand({x.size(0), 1, x.size(2)})).squeeze(1);
   }
   if (use_cls_ || spec_.model.pooling == "first") return x.select(1, 0);

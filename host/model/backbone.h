@@ -63,11 +63,22 @@ class ClassifierImpl : public torch::nn::Module {
                         const torch::Tensor& mask2 = {});
   // The encoder alone: one pooled vector [B, d_model] per input.
   torch::Tensor encode(const torch::Tensor& ids, const torch::Tensor& mask);
+  // The encoder's output at every token [B, L, d_model], aligned with `ids`
+  // (the CLS position left out), for the pretraining heads (pretrain/).
+  // Where `replaced` ([B, L] bool) is true the token's embedding is
+  // `replacement` ([d_model]) instead, and the position counts as a real key
+  // whatever its id: a masked pixel's value must not show through
+  // model.padding_mask = "nonzero_tokens".
+  torch::Tensor token_states(const torch::Tensor& ids, const torch::Tensor& mask, const torch::Tensor& replaced = {},
+                             const torch::Tensor& replacement = {});
   // The padding mask the mixers see for these inputs (without the CLS
   // position): `mask` itself, or with model.padding_mask = "nonzero_tokens"
   // also false wherever the id is 0 (LRA's `token > 0`).
   torch::Tensor key_mask(const torch::Tensor& ids, const torch::Tensor& mask) const;
   const std::vector<Block>& blocks() const { return blocks_; }
+  // The parameters of the classifier head (head1, head2, head3): the part a
+  // pretrained encoder does not give (pretrain/pretrained_encoder.h).
+  std::vector<std::string> head_parameter_prefixes() const { return {"head1.", "head2.", "head3."}; }
   // Where "cls" and "first" pooling read (BackboneSpec::summary); no
   // parameter depends on it, so the host may decide it once the mixers have
   // passed their conformance checks.
@@ -75,6 +86,14 @@ class ClassifierImpl : public torch::nn::Module {
   int64_t mixer_parameters() const;
 
  private:
+  // The blocks' output after the final LayerNorm, CLS slot included; `lengths`
+  // ([B], only with after_last summaries) and where the tokens start.
+  struct EncoderStates {
+    torch::Tensor x, lengths;
+    int64_t token_offset = 0;
+  };
+  EncoderStates run_encoder(const torch::Tensor& ids, const torch::Tensor& length_mask, const torch::Tensor& replaced,
+                            const torch::Tensor& replacement);
   BackboneSpec spec_;
   bool use_cls_;
   torch::nn::Embedding embed{nullptr};

@@ -7,6 +7,8 @@
 //                                 ("files") and size in bytes ("sizes"); always the first entry
 //   runs/<run>/result.json        <run>: [A-Za-z0-9._-]{1,80}, not starting with '.'
 //   runs/<run>/model.pt
+//   runs/<run>/pretraining/encoder.pt   a self-pretrained run's pretrained weights (its runs[]
+//                                 entry has "pretrained": true; docs/rules.md "Self-pretraining")
 //   plugins/<sha256>.so           named by the SHA-256 of its bytes
 //   plugins/<sha256>/<path>.py    a Python mixer's sources, the folder named by the result's
 //                                 plugin.sha256 (reevaluation/bundle_python.h); checked against

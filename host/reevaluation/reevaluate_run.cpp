@@ -24,6 +24,7 @@
 #include "reevaluation/private_set.h"
 #include "results/result.h"
 #include "results/signature.h"
+#include "train/batches.h"
 #include "manifest/manifest_text.h"
 #include "reevaluation/submitted_plugin.h"
 #include "reevaluation/reevaluate_run.h"
@@ -205,6 +206,35 @@ void reevaluate_run(const RunContext& ctx, RunReevaluation& r) {
     return;
   }
   const auto& info = data.dataset.info;
+  // A self-pretrained run: its pretraining read these data's training inputs
+  // and no held-out split's, and its weights came in the bundle with the hash
+  // the record names (verify compared them, step 1).
+  if (const json* phase = json_at(result, {"pretraining"})) {
+    struct Split {
+      const char* field;  // under pretraining.data
+      std::string recorded, here;
+    };
+    const Split splits[] = {
+        {"inputs_fingerprint", json_text_at(*phase, {"data", "inputs_fingerprint"}),
+         split_inputs_fingerprint(data.dataset.train)},
+        {"held_out_inputs.val", json_text_at(*phase, {"data", "held_out_inputs", "val"}),
+         split_inputs_fingerprint(data.dataset.val)},
+        {"held_out_inputs.test", json_text_at(*phase, {"data", "held_out_inputs", "test"}),
+         split_inputs_fingerprint(data.dataset.test)}};
+    for (const auto& sp : splits)
+      if (sp.recorded != sp.here)
+        fail("pretraining.data." + std::string(sp.field) + " is " + (sp.recorded.empty() ? "missing" : sp.recorded) +
+             ", these data's inputs hash to " + sp.here + ": the pretraining did not read this task's training split "
+             "alone as recorded");
+    const std::string weights = json_text_at(*phase, {"weights_file"});
+    std::error_code ec;
+    if (weights.empty() || !fs::is_regular_file(r.result_file.parent_path() / weights, ec))
+      fail("the bundle does not carry the pretraining's weights (" + (weights.empty() ? "pretraining.weights_file "
+                                                                                       "missing" : weights) +
+           "): the fine-tuning's start cannot be tied to the record");
+    r.facts.push_back("self-pretrained: its pretraining read this task's training inputs (" +
+                      split_inputs_fingerprint(data.dataset.train) + "), none of the held-out ones");
+  }
 
   // 5. The budget from the verifier's own reference Transformer, built from
   //    the recorded configuration (no number from the file); model.pt is

@@ -108,6 +108,8 @@ nlohmann::json run_result_json(const RunResultFacts& r) {
   };
   if (!r.optimizer.is_null()) j["optimizer"] = r.optimizer;
   if (!r.reference_configuration.is_null()) j["reference_configuration"] = r.reference_configuration;
+  // A self-pretrained run (manifest [pretrain]): its first phase (pretrain/pretraining_phase.h).
+  if (!r.pretraining.is_null()) j["pretraining"] = r.pretraining;
   return j;
 }
 

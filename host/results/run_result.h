@@ -44,6 +44,8 @@ struct RunResultFacts {
   // runs/reference_configuration.h's record; null: no --reference (the field is left out).
   nlohmann::json reference_configuration;
   nlohmann::json config;  // the resolved manifest (to_json)
+  // The pretraining phase's record (pretrain/pretraining_phase.h); null: trained from scratch (left out).
+  nlohmann::json pretraining;
   nlohmann::json optimizer;  // {"groups": [...]} (train/optimizer_groups.h); null: not recorded
   std::string model_sha256;
   std::string model_summary = "first";  // where the head reads (model/summary_position.h)

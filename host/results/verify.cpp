@@ -67,6 +67,7 @@ VerifyReport verify_result_json(const json& result, const OfficialLookup& offici
   check_param_budget(c, fields);
   check_optimizer_groups(c, result, fields);
   report.configuration = check_reference_configuration(c, result);
+  report.protocol = check_pretraining(c, result);
   const bool closed = check_division(c, result, fields, official, report.release);
   report.division = closed ? "closed" : "open";
   const bool claimed_valid = check_host_verdict(c, fields);
@@ -102,6 +103,7 @@ VerifyReport verify_result_file(const std::filesystem::path& file, const Officia
   VerifyReport report = verify_result_json(parsed, official);
   report.path = file.string();
   check_model_file(parsed, file, report);
+  check_pretrained_weights_file(parsed, file, report);
   check_python_source_files(parsed, report);
   return report;
 }
@@ -113,6 +115,7 @@ nlohmann::json to_json(const VerifyReport& r) {
           {"valid", r.valid},
           {"signed_by", r.signed_by.empty() ? json(nullptr) : json(r.signed_by)},
           {"reference_configuration", r.configuration.empty() ? json(nullptr) : json(r.configuration)},
+          {"protocol", r.protocol.empty() ? json(nullptr) : json(r.protocol)},
           {"release", r.release ? json(r.release->release) : json(nullptr)},
           {"release_note", r.release && !r.release->note.empty() ? json(r.release->note) : json(nullptr)},
           {"superseded_by",

@@ -21,6 +21,10 @@
 //     manifest's.
 // A result that records a reference configuration (run --reference) must
 // carry the compiled-in table's entry for its plugin and task, and be open.
+// A self-pretrained result (config.pretrain) must record its phase, on the
+// task's training split, with the objective the rules give its mixer
+// (docs/rules.md "Self-pretraining"); pretraining/encoder.pt beside the file
+// must have the recorded hash.
 // A signature, when present, must verify over the digest (signed_by names
 // its key); model.pt beside the file must have the recorded model.sha256.
 // A "closed" claim that fails these is invalid, with the reasons; an "open"
@@ -50,6 +54,7 @@ struct OfficialManifest {
   int64_t train_examples = -1, val_examples = -1, test_examples = -1;  // official split sizes
   std::string data_fingerprint;  // generated data: the official data's fingerprint, else ""
   int64_t reference_params = -1;  // the reference Transformer of this manifest on the task's shape; -1 = not checked
+  std::string protocol = "lra-v1";  // the release's protocol: "lra-v1", or "lra-spt-v1" (self-pretraining)
 };
 
 // Every released official manifest this host knows for `task` (oldest
@@ -71,6 +76,9 @@ struct VerifyReport {
   // from the checked record: "LRA Table 1 configuration (…, entry local/image)";
   // "" when none (or the record failed, then with the reason).
   std::string configuration;
+  // "from scratch" or "self-pretrained" (a pretraining phase, checked by
+  // results/pretraining_check.cpp); "" when unreadable.
+  std::string protocol;
 };
 
 VerifyReport verify_result_json(const nlohmann::json& result, const OfficialLookup& official);

@@ -64,6 +64,15 @@ void check_optimizer_groups(Checker& c, const nlohmann::json& result, const Resu
 // none or the record fails).
 std::string check_reference_configuration(Checker& c, const nlohmann::json& result);
 
+// pretraining_check.cpp — a self-pretrained result's chain: the phase the
+// configuration asks for, on the training split, with its weights. Returns
+// the protocol in words: "self-pretrained" or "from scratch".
+std::string check_pretraining(Checker& c, const nlohmann::json& result);
+// pretraining/encoder.pt beside `result_file` (pretraining.weights_file) must
+// have the recorded pretraining.weights_sha256 (absent: nothing to check).
+void check_pretrained_weights_file(const nlohmann::json& result, const std::filesystem::path& result_file,
+                                   VerifyReport& report);
+
 // division_check.cpp — the division recomputed: true only when a "closed"
 // claim holds; then `release` is the official release it names by hash,
 // otherwise it is reset.

@@ -37,16 +37,18 @@ std::vector<std::string> split_list(const std::string& s, const std::string& wha
   return out;
 }
 
-std::vector<std::string> checked_task_list(const std::string& s, const std::string& preset, const std::string& what) {
+std::vector<std::string> checked_task_list(const std::string& s, const std::string& preset, const std::string& what,
+                                           const std::string& protocol) {
   const auto tasks = split_list(s, what);
   // An unknown preset: usage error listing the presets. The forgetting
   // manifest is `lrahost forget`'s, not a task a run trains.
-  auto known = preset_tasks(preset);
+  auto known = preset_tasks(preset, protocol);
   known.erase(std::remove(known.begin(), known.end(), std::string(kForgettingTask)), known.end());
   for (auto t = tasks.begin(); t != tasks.end(); ++t) {
     if (std::find(known.begin(), known.end(), *t) == known.end())
       throw Error(ErrorKind::usage,
-                  what + ": '" + *t + "' has no " + preset + " manifest (tasks: " + text::join(known) + ")");
+                  what + ": '" + *t + "' has no " + preset + (protocol == "scratch" ? "" : " " + protocol) +
+                      " manifest (tasks: " + text::join(known) + ")");
     if (std::find(tasks.begin(), t, *t) != t)  // the same runs twice, into the same folders
       throw Error(ErrorKind::usage, what + ": '" + *t + "' appears twice");
   }

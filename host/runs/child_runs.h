@@ -16,7 +16,8 @@ std::vector<std::string> split_list(const std::string& s, const std::string& wha
 // split_list, and every task must have a manifest for `preset` and appear
 // once: a usage error naming the unknown task and the known ones (the one check `suite
 // --tasks` and `sweep --tasks` share, made before anything is written).
-std::vector<std::string> checked_task_list(const std::string& s, const std::string& preset, const std::string& what);
+std::vector<std::string> checked_task_list(const std::string& s, const std::string& preset, const std::string& what,
+                                           const std::string& protocol = "scratch");
 
 // "0,1,2" -> {0, 1, 2}; anything but distinct integers >= 0 is a usage error naming `what`.
 std::vector<int64_t> parse_seed_list(const std::string& s, const std::string& what);

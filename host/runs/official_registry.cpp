@@ -42,11 +42,12 @@ std::vector<OfficialManifest> registry_official(const std::string& task) {
   for (const auto& r : released_manifests()) {
     if (r.task != task) continue;
     OfficialManifest m{r.version, r.sha256, r.note, r.superseded_by};
+    m.protocol = r.protocol;
     // What the protocol fixes: the configuration run records, and the data.
     const EmbeddedFile* f = find_embedded(r.file);
     const Manifest manifest = parse_manifest(f->text, "builtin:" + r.file);
     m.config = to_json(manifest);
-    if (r.protocol == "lra-v1") m.reference_params = counted_reference_params(r.sha256, task, manifest);
+    if (r.protocol == "lra-v1" || r.protocol == "lra-spt-v1") m.reference_params = counted_reference_params(r.sha256, task, manifest);
     // What a key is when a manifest does not set it (results may predate a key).
     m.defaults = to_json(Manifest{});
     if (const auto d = find_official_data(r.version, task)) {
@@ -73,7 +74,11 @@ RunChoices run_choices(const std::string& task, const std::string& manifest_labe
                        std::optional<ReleasedManifest>* release) {
   const std::string sha = sha256_hex(manifest_text);
   *release = find_release(task, sha);
-  const std::optional<ReleasedManifest> compared = *release ? *release : current_release(task);
+  // Compared with the current release of the manifest's own protocol: one with [pretrain] is self-pretraining.
+  const bool spt = manifest_text.find("[pretrain]") != std::string::npos &&
+                   parse_manifest(manifest_text, manifest_label).pretrain.present;
+  const std::optional<ReleasedManifest> compared =
+      *release ? *release : current_release(task, spt ? "lra-spt-v1" : "");
   RunChoices c;
   c.task = task;
   c.manifest_label = manifest_label;

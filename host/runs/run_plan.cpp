@@ -42,11 +42,21 @@ RunPlan plan_run(const RunArgs& a) {
     p.mixer = &open_plugin(a.plugin, LRA_KIND_MIXER);
   }
   // Manifest, then the rule tiers: fixed keys (open if changed), mixer options (bounded).
-  p.manifest = a.manifest ? load_manifest_file(*a.manifest) : load_preset(a.task, a.preset);
+  p.manifest = a.manifest ? load_manifest_file(*a.manifest) : load_preset(a.task, a.preset, a.protocol);
   if (p.manifest.task != a.task)
     throw Error(ErrorKind::rules,
                 p.manifest.source + ": manifest is for task '" + p.manifest.task + "', not '" + a.task + "'");
-  p.choices = run_choices(a.task, a.manifest ? "manifest " + p.manifest.source : "preset '" + a.preset + "'",
+  // The protocol is the manifest's: a [pretrain] section is self-pretraining.
+  check_protocol(a.protocol);
+  if (p.manifest.pretrain.present != (a.protocol == "spt"))
+    throw Error(ErrorKind::usage,
+                p.manifest.source + (p.manifest.pretrain.present
+                                         ? " has a [pretrain] section (self-pretraining): pass --protocol spt"
+                                         : " has no [pretrain] section (it trains from scratch): --protocol spt "
+                                           "needs a self-pretraining manifest (the spt presets, or one with [pretrain])"));
+  p.choices = run_choices(a.task,
+                          a.manifest ? "manifest " + p.manifest.source
+                                     : "preset '" + a.preset + "'" + (a.protocol == "spt" ? " (protocol spt)" : ""),
                           p.manifest.text, &p.release);
   // --reference: the entry's manifest settings first, as overrides; the user's --set after them wins.
   if (a.reference) {

@@ -54,6 +54,7 @@ std::vector<std::string> run_arguments(const SuiteArgs& a, const PlannedRun& r, 
                                 a.preset, "--seed",   std::to_string(r.seed), "--out", r.out.string(),
                                 "--device", a.device, "--threads", std::to_string(a.threads)};
   if (a.reference) v.insert(v.end(), {"--reference", *a.reference});
+  if (a.protocol != "scratch") v.insert(v.end(), {"--protocol", a.protocol});
   for (const auto& s : a.sets) v.insert(v.end(), {"--set", s});
   if (a.data_dir) v.insert(v.end(), {"--data-dir", *a.data_dir});
   if (a.micro_batch > 0) v.insert(v.end(), {"--micro-batch", std::to_string(a.micro_batch)});
@@ -117,7 +118,7 @@ SuitePlan plan_suite(const SuiteArgs& a, std::vector<std::string> tasks,
   SuitePlan plan;
   plan.tasks = std::move(tasks);
   for (const auto& t : plan.tasks) {
-    const auto seeds = cli_seeds ? *cli_seeds : trial_seeds(load_preset(t, a.preset));
+    const auto seeds = cli_seeds ? *cli_seeds : trial_seeds(load_preset(t, a.preset, a.protocol));
     plan.seeds_by_task[t] = seeds;
     for (int64_t s : seeds)
       plan.runs.push_back({t, s, out / "runs" / t / ("seed-" + std::to_string(s)),
@@ -178,7 +179,8 @@ json run_planned(const SuiteArgs& a, const PlannedRun& r, const fs::path& out, s
   // A suite that was interrupted goes on where it stopped: finished runs are
   // kept, a run with checkpoints resumes from its newest one.
   if (!fs::exists(r.out / "result.json")) {
-    const bool resume = fs::exists(r.out / "checkpoints");
+    // A self-pretrained run keeps its first phase under pretraining/.
+    const bool resume = fs::exists(r.out / "checkpoints") || fs::exists(r.out / "pretraining");
     code = run_self(run_arguments(a, r, resume), r.log.string());
     status = code == 0 ? "ok" : "failed";
   }
@@ -212,7 +214,7 @@ json run_planned(const SuiteArgs& a, const PlannedRun& r, const fs::path& out, s
 }  // namespace
 
 SuiteOutcome run_suite(const SuiteArgs& a) {
-  const auto tasks = checked_task_list(a.tasks, a.preset, "--tasks");
+  const auto tasks = checked_task_list(a.tasks, a.preset, "--tasks", a.protocol);
   std::optional<std::vector<int64_t>> cli_seeds;
   if (a.seeds) cli_seeds = parse_seed_list(*a.seeds, "--seeds");
   // a rejected plugin would fail every task the same way: exit 3 now
@@ -220,7 +222,7 @@ SuiteOutcome run_suite(const SuiteArgs& a) {
   // A configuration that does not cover this plugin or a task: exit 2 now, not after the first runs.
   if (a.reference)
     for (const auto& task : tasks) {
-      Manifest m = load_preset(task, a.preset);
+      Manifest m = load_preset(task, a.preset, a.protocol);
       std::vector<std::string> ignored;
       apply_reference_configuration(*a.reference, plugin, task, m, &ignored);
     }
@@ -259,7 +261,7 @@ SuiteOutcome run_suite(const SuiteArgs& a) {
   const auto scores = aggregate_scores(results);
   json score_json = json::array();
   for (const auto& e : scores) score_json.push_back(to_json(e));
-  const json summary = {{"schema", kSuiteSchema},   {"plugin", a.plugin},   {"preset", a.preset},
+  const json summary = {{"schema", kSuiteSchema},   {"plugin", a.plugin},   {"preset", a.preset}, {"protocol", a.protocol},
                         {"tasks", tasks},           {"seeds", plan.seeds_by_task}, {"sets", a.sets},
                         {"reference", a.reference ? json(*a.reference) : json(nullptr)},
                         {"runs", runs},             {"scores", score_json}, {"started_at", started_at},

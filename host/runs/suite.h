@@ -15,6 +15,7 @@ namespace lra::host {
 
 struct SuiteArgs {
   std::string plugin, out, preset = "official";
+  std::string protocol = "scratch";  // "spt": every run self-pretrains (--protocol, docs/rules.md)
   std::string tasks = "listops,text,retrieval,image,pathfinder,pathx";
   std::optional<std::string> seeds;     // comma-separated; default: the manifest's rules.seeds
   std::vector<std::string> sets;        // passed to every run

@@ -36,6 +36,7 @@
 #include "runs/run_plan.h"
 #include "runs/official_registry.h"
 #include "plugins/reference_configuration.h"
+#include "pretrain/pretraining_phase.h"
 #include "train/batches.h"
 #include "train/checkpoint.h"
 #include "train/module_io.h"
@@ -182,11 +183,17 @@ void open_run_directory(RunDirectory& dir, const RunArgs& a, const RunPlan& p, c
   const CheckpointList checkpoints = list_checkpoints(dir.out);
   for (const auto& [folder, why] : checkpoints.ignored)
     dir.warnings.push_back("ignoring " + folder.string() + ": " + why + " (not a checkpoint this host wrote)");
+  // A self-pretrained run's first phase keeps its own files (pretrain/pretraining_phase.h).
+  const bool pretraining = p.manifest.pretrain.present && has_pretraining_files(dir.out);
   if (a.resume) {
     if (!a.out) throw Error(ErrorKind::usage, "--resume needs --out DIR, the run directory to continue");
-    if (checkpoints.complete.empty())
-      throw Error(ErrorKind::usage, "--resume: " + dir.out.string() + " holds no complete checkpoint (checkpoints/step-N/)");
-    choose_resume_point(dir, checkpoints, p.manifest.train.steps);
+    if (checkpoints.complete.empty() && !pretraining)
+      throw Error(ErrorKind::usage, "--resume: " + dir.out.string() + " holds no complete checkpoint (checkpoints/step-N/" +
+                                        (p.manifest.pretrain.present ? ", or pretraining/)" : ")"));
+    if (!checkpoints.complete.empty()) choose_resume_point(dir, checkpoints, p.manifest.train.steps);
+  } else if (pretraining) {
+    throw Error(ErrorKind::usage, "run directory " + dir.out.string() + " holds the pretraining phase of an unfinished "
+                                  "run; pass --resume to continue it or choose another --out");
   } else if (!checkpoints.complete.empty()) {
     throw Error(ErrorKind::usage, "run directory " + dir.out.string() + " holds checkpoints of an unfinished run; pass "
                                   "--resume to continue it or choose another --out");
@@ -294,6 +301,57 @@ RunResultFacts run_record(const RunFacts& f) {
   return r;
 }
 
+// The summary of a run --stop-after ended, in either phase: `steps` of
+// `total` done, the checkpoint to --resume from under `checkpoints`.
+RunSummary stopped_summary(const RunArgs& a, const RunPlan& plan, int64_t steps, int64_t total,
+                           const std::filesystem::path& checkpoints, double train_seconds, double steps_per_second,
+                           spdlog::logger& log) {
+  RunSummary stop;
+  stop.plugin = plan.mixer->descriptor.name;
+  stop.task = a.task;
+  stop.division = plan.division.name;
+  stop.configuration = describe_reference_configuration(plan.configuration_record);
+  stop.stopped = true;
+  stop.steps_done = steps;
+  stop.total_steps = total;
+  stop.checkpoint = checkpoints / ("step-" + std::to_string(steps));
+  stop.train_seconds = train_seconds;
+  stop.steps_per_second = steps_per_second;
+  // The last line of run.log, where suite and sweep --collect look.
+  log.info("stopped by --stop-after {} s at update {} of {} with a checkpoint in {}; run the same command with "
+           "--resume to continue",
+           a.stop_after, steps, total, stop.checkpoint.string());
+  return stop;
+}
+
+// The first phase of a self-pretrained run, on the model the fine-tuning will train.
+PretrainingOutcome pretrain_phase(const RunArgs& a, const RunPlan& plan, const BuiltModel& built,
+                                  const LoadedData& data, const RunDirectory& dir, const torch::Device& device,
+                                  Distributed* dist, bool lead, double stop_after_seconds, spdlog::logger& log) {
+  PretrainingOptions po;
+  po.manifest = plan.manifest;
+  po.objective = objective_for(built.summary);
+  po.device = device;
+  po.micro_batch = a.micro_batch;
+  po.bf16 = device.is_cuda() && !a.fp32 && plan.manifest.train.precision != "float32";
+  po.live_progress = static_cast<bool>(isatty(STDERR_FILENO)) && lead;
+  po.dist = dist;
+  po.run_dir = dir.out;
+  po.writes = lead;
+  po.identity = dir.identity;
+  po.resume = a.resume;
+  po.stop_after_seconds = stop_after_seconds;
+  std::vector<std::shared_ptr<lra::Mixer>> mixers;
+  for (const auto& block : built.model->blocks()) mixers.push_back(block->mixer);
+  const std::string name = plan.mixer->descriptor.name;
+  const int abi_minor = plan.mixer->descriptor.abi_minor;
+  po.make_groups = [mixers, name, abi_minor](const torch::nn::Module& model, const TrainConfig& t) {
+    return optimizer_groups(model, mixers, abi_minor, name, t);
+  };
+  Classifier model = built.model;
+  return run_pretraining(model, data.dataset, po, log);
+}
+
 }  // namespace
 
 std::optional<RunSummary> train_run(const RunArgs& a, spdlog::logger& log) {
@@ -342,6 +400,23 @@ std::optional<RunSummary> train_run(const RunArgs& a, spdlog::logger& log) {
     topts.on_validation = [&not_learning](int64_t step, const EvalResult& v) {
       not_learning.on_validation(step, v.accuracy);
     };
+  // Self-pretraining (manifest [pretrain]): the first phase, then the
+  // fine-tuning from exactly its weights (their hash is part of the identity
+  // every fine-tuning checkpoint carries).
+  std::optional<PretrainingOutcome> pretrained;
+  if (m.pretrain.present) {
+    pretrained = pretrain_phase(a, plan, built, data, dir, device, dist.get(), lead, topts.stop_after_seconds, log);
+    if (pretrained->stopped) return stopped_summary(a, plan, pretrained->steps, pretraining_train_config(m).steps,
+                                                    dir.out / kPretrainingDir / "checkpoints", 0, 0, log);
+    topts.identity["pretrained_weights_sha256"] = pretrained->record.value("weights_sha256", std::string());
+    // The fine-tuning's random stream (dropout) starts from the trial seed, not
+    // from wherever the first phase left it: a run resumed after that phase
+    // finished continues exactly as an uninterrupted one.
+    torch::manual_seed(static_cast<uint64_t>(m.train.seed) ^ 0x46494e4554554e45ULL);  // "FINETUNE"
+    if (a.stop_after > 0)
+      topts.stop_after_seconds =
+          std::max(1e-3, a.stop_after - std::chrono::duration<double>(Clock::now() - wall_start).count());
+  }
   const TrainResult tr = train_and_evaluate(model, data.dataset, topts, log);
   if (plan.isolated) {  // run --isolate: what the mixer process cost, and what it printed
     const auto& st = plan.isolated->process().stats();
@@ -349,31 +424,17 @@ std::optional<RunSummary> train_run(const RunArgs& a, spdlog::logger& log) {
              static_cast<double>(st.bytes) / (1 << 20), st.seconds, (dir.out / "mixer-process.log").string());
     plan.isolated->finish(dir.out / "mixer-process.log");
   }
-  if (tr.stopped) {
-    RunSummary stop;
-    stop.plugin = plan.mixer->descriptor.name;
-    stop.task = a.task;
-    stop.division = plan.division.name;
-    stop.configuration = describe_reference_configuration(plan.configuration_record);
-    stop.stopped = true;
-    stop.steps_done = tr.steps;
-    stop.total_steps = m.train.steps;
-    stop.checkpoint = dir.out / "checkpoints" / ("step-" + std::to_string(tr.steps));
-    stop.train_seconds = tr.train_seconds;
-    stop.steps_per_second = tr.steps_per_second;
-    // The last line of run.log, where suite and sweep --collect look.
-    log.info("stopped by --stop-after {} s at update {} of {} with a checkpoint in {}; run the same command with "
-             "--resume to continue",
-             a.stop_after, tr.steps, m.train.steps, stop.checkpoint.string());
-    return stop;
-  }
+  if (tr.stopped)
+    return stopped_summary(a, plan, tr.steps, m.train.steps, dir.out / "checkpoints", tr.train_seconds,
+                           tr.steps_per_second, log);
   if (!lead) return std::nullopt;  // rank 0 evaluates and writes the results
 
   save_module(*model, dir.out / "model.pt");  // the final model, for `lrahost span` and reuse
   // The weights' hash ties model.pt to this result (submit, verify --reevaluate).
   const RunFacts facts{a, plan, data, built, topts, tr, dist.get(), threads, sha256_file(dir.out / "model.pt"),
                        started_at, wall_start};
-  const RunResultFacts record = run_record(facts);
+  RunResultFacts record = run_record(facts);
+  if (pretrained) record.pretraining = pretrained->record;
   // Sealed with a digest and written atomically, last.
   nlohmann::json sealed = seal(run_result_json(record));
   if (sign_key) sealed["signature"] = sign_digest(*sign_key, sealed["digest"].get<std::string>());
@@ -381,14 +442,29 @@ std::optional<RunSummary> train_run(const RunArgs& a, spdlog::logger& log) {
   {
     const std::map<int64_t, double> speeds(tr.report_speeds.begin(), tr.report_speeds.end());
     const LearningCurve curve = learning_curve(sealed, (dir.out / "result.json").string(), speeds);
-    write_files_atomic(dir.out, {{"history.csv", history_csv(curve)}, {"curves.svg", curves_svg({curve}, curve.label)}});
+    if (pretrained) {  // both phases: the pretraining's curve first, each row naming its phase
+      const std::map<int64_t, double> first(pretrained->report_speeds.begin(), pretrained->report_speeds.end());
+      const LearningCurve phase1 = pretraining_curve(sealed, (dir.out / "result.json").string(), first);
+      write_files_atomic(dir.out, {{"history.csv", phases_history_csv({{"pretraining", phase1}, {"fine-tuning", curve}})},
+                                   {"curves.svg", curves_svg({phase1, curve}, curve.label)}});
+    } else {
+      write_files_atomic(dir.out, {{"history.csv", history_csv(curve)}, {"curves.svg", curves_svg({curve}, curve.label)}});
+    }
   }
   write_result(dir.out, sealed);
-  return RunSummary{plan.mixer->descriptor.name, a.task, plan.division.name,
-                    describe_reference_configuration(plan.configuration_record), tr.test.accuracy,
-                    record.metrics.majority_class_rate, tr.best_val_accuracy, data.dataset.test.size(),
-                    tr.best_val_step, tr.train_seconds, tr.steps_per_second, dir.out / "result.json",
-                    sign_key ? std::optional<std::string>(sign_key->key_id) : std::nullopt, not_learning.message()};
+  RunSummary summary{plan.mixer->descriptor.name, a.task, plan.division.name,
+                     describe_reference_configuration(plan.configuration_record), tr.test.accuracy,
+                     record.metrics.majority_class_rate, tr.best_val_accuracy, data.dataset.test.size(),
+                     tr.best_val_step, tr.train_seconds, tr.steps_per_second, dir.out / "result.json",
+                     sign_key ? std::optional<std::string>(sign_key->key_id) : std::nullopt, not_learning.message()};
+  if (pretrained) {
+    const auto& p = pretrained->record;
+    summary.pretraining = fmt::format("{}, {} updates, final loss {:.4f}, token accuracy {:.2f}%",
+                                      p.value("objective", std::string("?")), p.value("steps", int64_t{0}),
+                                      p["metrics"].value("final_train_loss", 0.0),
+                                      100 * p["metrics"].value("final_train_accuracy", 0.0));
+  }
+  return summary;
 }
 
 }  // namespace lra::host

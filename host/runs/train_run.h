@@ -16,6 +16,9 @@ namespace lra::host {
 
 struct RunArgs {
   std::string plugin, task, preset = "official";
+  // "scratch" (LRA as published) or "spt" (self-pretraining first: the
+  // preset's lra-spt-v1 / smoke-spt manifest, docs/rules.md "Self-pretraining").
+  std::string protocol = "scratch";
   std::optional<std::string> manifest, data_dir, out;
   std::vector<std::string> sets;
   std::optional<std::string> reference;  // --reference NAME: a reference configuration (plugins/reference_configuration.h)
@@ -42,6 +45,7 @@ struct RunSummary {
   std::filesystem::path result;
   std::optional<std::string> signer;  // the signing key's id
   std::string not_learning;           // runs/not_learning_warning.h's message, "" when it did not fire
+  std::string pretraining;            // a self-pretrained run's first phase in words, "" when none
   // --stop-after ended the run early: updates done of the manifest's total,
   // the checkpoint to --resume from; no result was written.
   bool stopped = false;

@@ -28,10 +28,15 @@ void fill_input(const std::vector<int32_t>& tokens, const std::vector<int64_t>& 
 
 }  // namespace
 
-Batch make_batch(const lra::Split& split, const std::vector<int64_t>& index, int64_t max_len) {
+Batch make_input_batch(const lra::Split& split, const std::vector<int64_t>& index, int64_t max_len) {
   Batch out;
   fill_input(split.tokens, split.offsets, index, max_len, &out.ids, &out.mask);
   if (split.offsets2.size() > 1) fill_input(split.tokens2, split.offsets2, index, max_len, &out.ids2, &out.mask2);
+  return out;
+}
+
+Batch make_batch(const lra::Split& split, const std::vector<int64_t>& index, int64_t max_len) {
+  Batch out = make_input_batch(split, index, max_len);
   out.labels = at::empty({static_cast<int64_t>(index.size())}, at::kLong);
   auto* lab = out.labels.data_ptr<int64_t>();
   for (size_t b = 0; b < index.size(); ++b) lab[b] = split.labels[index[b]];
@@ -46,7 +51,7 @@ Batch Batch::narrow(int64_t first, int64_t n) const {
     o.ids2 = ids2.narrow(0, first, n);
     o.mask2 = mask2.narrow(0, first, n);
   }
-  o.labels = labels.narrow(0, first, n);
+  if (labels.defined()) o.labels = labels.narrow(0, first, n);
   return o;
 }
 
@@ -60,7 +65,7 @@ Batch Batch::to(const at::Device& device) const {
     o.ids2 = ids2.to(device, /*non_blocking=*/true);
     o.mask2 = mask2.to(device, /*non_blocking=*/true);
   }
-  o.labels = labels.to(device, /*non_blocking=*/true);
+  if (labels.defined()) o.labels = labels.to(device, /*non_blocking=*/true);
   return o;
 }
 
@@ -132,6 +137,18 @@ std::string dataset_fingerprint(const lra::Dataset& d) {
   add_split("train", d.train);
   add_split("val", d.val);
   add_split("test", d.test);
+  return "sha256:" + h.hex_digest();
+}
+
+std::string split_inputs_fingerprint(const lra::Split& s) {
+  Sha256 h;
+  h.update(std::string_view("inputs"));
+  const uint64_t n = s.offsets.size() - 1;
+  h.update(&n, sizeof n);
+  h.update(s.offsets.data(), s.offsets.size() * sizeof(int64_t));
+  h.update(s.tokens.data(), s.tokens.size() * sizeof(int32_t));
+  h.update(s.offsets2.data(), s.offsets2.size() * sizeof(int64_t));
+  h.update(s.tokens2.data(), s.tokens2.size() * sizeof(int32_t));
   return "sha256:" + h.hex_digest();
 }
 

@@ -20,7 +20,7 @@ struct Batch {
   at::Tensor mask;    // [B, max_len] bool, true at real tokens
   at::Tensor ids2;    // paired tasks: the second input (undefined otherwise)
   at::Tensor mask2;
-  at::Tensor labels;  // [B] int64
+  at::Tensor labels;  // [B] int64; undefined in a batch of inputs alone (make_input_batch)
   Batch narrow(int64_t first, int64_t n) const;
   Batch to(const at::Device& device) const;
 };
@@ -28,6 +28,10 @@ struct Batch {
 // Examples longer than max_len keep their first max_len tokens (as LRA does).
 // Paired splits (non-empty offsets2 beyond the first entry) fill ids2/mask2.
 Batch make_batch(const lra::Split& split, const std::vector<int64_t>& index, int64_t max_len);
+
+// The same without labels: what a pretraining phase reads (pretrain/), so a
+// label never reaches it.
+Batch make_input_batch(const lra::Split& split, const std::vector<int64_t>& index, int64_t max_len);
 
 // An endless stream of example indices: one seeded permutation per epoch.
 // Portable by construction (own Fisher-Yates on mt19937_64, no std distributions).
@@ -50,6 +54,10 @@ void validate_split(const lra::Split& split, const lra::TaskInfo& info, const st
 // SHA-256 over the loaded content (ids, offsets, labels of every split), so the
 // same data gives the same fingerprint whatever files it came from.
 std::string dataset_fingerprint(const lra::Dataset& data);
+
+// SHA-256 over one split's inputs alone (ids and offsets of both inputs, no
+// labels): names the data a pretraining phase read, and tells the splits apart.
+std::string split_inputs_fingerprint(const lra::Split& split);
 
 // Share of the most frequent label (the accuracy of always guessing it).
 double majority_class_rate(const lra::Split& split, int64_t num_classes);

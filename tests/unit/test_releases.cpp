@@ -46,6 +46,12 @@ const std::vector<Pin>& pins() {
     {"forgetting-v1.0", "forgetting", "352cb21eb9f35229afc869803143ba3998238f7f796783d6aeecbb2823ee5242"},
     {"forgetting-v1.1", "forgetting", "1920bca89c6fea9dcfc8b18d258637b10a79938210ae99bf39b1cc2687fe2fa4"},
     {"forgetting-v1.2", "forgetting", "4aa795166a9f5a23e2d938c81dd871c68c25f86d97711c954289e67bdc011e79"},
+    {"lra-spt-v1.0", "listops", "ae84a565f6b0ce3c8b0279c8fb625b00239a9ab91100cddc1db702b9a3f219cf"},
+    {"lra-spt-v1.0", "text", "c6b1965e48d4e58fda1b371796f6a7e125921e0f9d245ee0abf1fd45e0404c05"},
+    {"lra-spt-v1.0", "retrieval", "1a06aed27b13de7fc8b4feb566e59eb01bbe47ba8261561f322a33908b9906e2"},
+    {"lra-spt-v1.0", "image", "63980023d25fbab03bc9b1347a3a824480c5de911b6f14dd2bc840df3f61d4e5"},
+    {"lra-spt-v1.0", "pathfinder", "2600135cc2294dcc5191c2a82ee740ed342a68a9f6a2e2088d13da4a5f402416"},
+    {"lra-spt-v1.0", "pathx", "ef682e869c9f48e2de80232cefb4428176deec4a0f27e2e69dd64e7fa1d905d2"},
   };
   return p;
 }
@@ -84,6 +90,29 @@ TEST(Releases, WorkingOfficialManifestsAreTheCurrentRelease) {
     EXPECT_EQ(sha256_hex(working->text), current->sha256)
         << working->name << " differs from release " << current->version
         << ": an official manifest changed without a new release (docs/releases.md)";
+  }
+}
+
+// --protocol spt --preset official reads lra-spt-v1/<task>.toml: the current
+// lra-spt-v1 release, whose [model], [train], [data] and [rules] are the
+// current lra-v1 manifest's (the fine-tuning is LRA's own protocol).
+TEST(Releases, WorkingSelfPretrainingManifestsAreTheCurrentReleaseAndFineTuneAsLra) {
+  const auto tasks = preset_tasks("official", "spt");
+  ASSERT_EQ(tasks.size(), 6u);
+  for (const auto& task : tasks) {
+    const EmbeddedFile* working = find_embedded(preset_file(task, "official", "spt"));
+    ASSERT_NE(working, nullptr) << task;
+    const auto current = current_release(task, "lra-spt-v1");
+    ASSERT_TRUE(current.has_value()) << task;
+    EXPECT_EQ(sha256_hex(working->text), current->sha256) << working->name;
+    Manifest spt = load_preset(task, "official", "spt");
+    const Manifest lra = load_preset(task, "official");
+    ASSERT_TRUE(spt.pretrain.present) << task;
+    EXPECT_FALSE(lra.pretrain.present) << task;
+    spt.pretrain = {};
+    EXPECT_EQ(to_json(spt), to_json(lra)) << task << ": the fine-tuning must be LRA's protocol";
+    // The from-scratch protocol's current release is still lra-v1's.
+    EXPECT_EQ(current_release(task)->protocol, "lra-v1") << task;
   }
 }
 
