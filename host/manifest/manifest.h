@@ -62,7 +62,8 @@ struct ModelConfig {
   double dropout = 0.0, attention_dropout = 0.0;
   std::string pooling;    // "cls" (inserted CLS token) | "mean" (over real tokens) | "first" (first token, no CLS)
                           // | "none" (task "forgetting": a causal LM)
-  std::string positions;  // "sinusoidal" | "learned" | "rotary" (task "forgetting": inside the mixers)
+  std::string positions;  // "sinusoidal" | "learned" | "rotary" (inside the mixers: task "forgetting", or
+                          // a classifier whose mixer declares LRA_CAP_ROTARY; no position table then)
   int64_t max_len = 0;    // tokens, without the CLS position the host adds for cls pooling
   // Optional key (added in lra-v1.2; absent = "length", what releases before it did):
   //   "length"         real tokens are the example's first `length` positions;

@@ -55,8 +55,11 @@ struct Target {
     for (const auto& k : key_names(*fields_of(sec))) all.push_back(std::string(sec) + "." + k);
   std::string hint = closest(key, all);
   if (hint.empty() && !dotted) {
-    for (const auto& k : all)
-      if (k.substr(k.find('.') + 1) == key) hint = k;
+    for (const auto& k : all)  // the first section that has it: train.steps before pretrain.steps
+      if (k.substr(k.find('.') + 1) == key) {
+        hint = k;
+        break;
+      }
   }
   std::string why;
   if (std::find(top_keys().begin(), top_keys().end(), key) != top_keys().end())

@@ -106,8 +106,8 @@ void check_model_kind(const ModelConfig& md, bool lm, const Checker& c) {
   }
   if (!lm && md.pooling == "none")
     c.bad("model.pooling", "\"none\"", "only task \"forgetting\" (a causal LM) has no pooling; expected one of cls, mean, mean_padded, first");
-  if (!lm && md.positions == "rotary")
-    c.bad("model.positions", "\"rotary\"", "rotary positions are for task \"forgetting\"; expected one of sinusoidal, learned");
+  // The classifier may take rotary positions too (an open choice: every released LRA manifest
+  // has sinusoidal or learned ones); the mixers must declare LRA_CAP_ROTARY (checked at run time).
   if (md.positions == "rotary" && (md.qkv_dim / md.heads) % 2 != 0)
     c.bad("model.qkv_dim", std::to_string(md.qkv_dim), "rotary positions need an even width per head (qkv_dim / heads)");
 }

@@ -125,13 +125,14 @@ ClassifierImpl::ClassifierImpl(const BackboneSpec& spec, const MixerFactory& mak
   if (use_cls_) cls_ = register_parameter("cls", torch::zeros({m.d_model}));
   if (m.positions == "learned") {
     learned_pos_ = register_parameter("pos", torch::randn({positions, m.d_model}) * 0.02);
-  } else {
+  } else if (m.positions != "rotary") {
     sinusoid_ = register_buffer("pos", sinusoidal_positions(positions, m.d_model));
-  }
+  }  // "rotary": the mixers rotate queries and keys (MixerSpec::rotary_base); no table here
   dropout_ = m.dropout;
   for (int64_t i = 0; i < m.layers; ++i) {
-    blocks_.push_back(
-        register_module("block" + std::to_string(i), Block(m, make_mixer(mixer_spec(m, positions, i, spec.seed)))));
+    lra::MixerSpec ms = mixer_spec(m, positions, i, spec.seed);
+    if (m.positions == "rotary") ms.rotary_base = kClassifierRotaryBase;
+    blocks_.push_back(register_module("block" + std::to_string(i), Block(m, make_mixer(ms))));
   }
   final_ln = register_module("final_ln", layer_norm(m.d_model));
   if (spec.paired) {
@@ -183,7 +184,8 @@ ClassifierImpl::EncoderStates ClassifierImpl::run_encoder(const torch::Tensor& i
     out.token_offset = 1;
   }
   const auto L = x.size(1);
-  x = x + (learned_pos_.defined() ? learned_pos_ : sinusoid_).narrow(0, 0, L).unsqueeze(0);
+  if (learned_pos_.defined() || sinusoid_.defined())
+    x = x + (learned_pos_.defined() ? learned_pos_ : sinusoid_).narrow(0, 0, L).unsqueeze(0);
   x = drop(x);
   for (auto& b : blocks_) x = b->forward(x, mask);
   out.x = final_ln(x);

@@ -107,6 +107,10 @@ class ClassifierImpl : public torch::nn::Module {
 };
 TORCH_MODULE(Classifier);
 
+// The rotary base of a classifier with model.positions = "rotary" (RoFormer's
+// and Llama's 10,000); the mixers receive it as MixerSpec::rotary_base.
+inline constexpr double kClassifierRotaryBase = 10000.0;
+
 // LRA's fixed sinusoidal table, sine and cosine interleaved on even/odd channels.
 torch::Tensor sinusoidal_positions(int64_t max_len, int64_t d_model);
 

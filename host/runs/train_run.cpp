@@ -83,6 +83,10 @@ BuiltModel build_model(const RunPlan& p, const lra::TaskInfo& info, const std::s
   BuiltModel b;
   b.budget = compute_param_budget(reference_params, m.rules.param_budget_ratio);
   const MixerMaker make_mixer = plugin_mixer_factory(*p.mixer, p.resolved.options);
+  if (m.model.positions == "rotary" && !(p.mixer->descriptor.capabilities & LRA_CAP_ROTARY))
+    throw Error(ErrorKind::rules, "model.positions = \"rotary\" gives positions only through the mixers, and " + name +
+                                      " does not declare LRA_CAP_ROTARY (it would see no positions); use sinusoidal "
+                                      "or learned positions with it");
   torch::manual_seed(m.train.seed);
   std::vector<lra::MixerSpec> mixer_specs;  // each block's, for the conformance checks
   b.model = Classifier(spec, recording_specs(make_mixer, &mixer_specs));

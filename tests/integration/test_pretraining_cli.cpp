@@ -245,6 +245,32 @@ TEST_F(PretrainingCli, TheLeaderboardKeepsTheProtocolsApart) {
   EXPECT_NE(read_text(site / "index.html").find("Self-pretrained division"), std::string::npos);
 }
 
+// suite and bench --task take the protocol too: every run self-pretrains, and
+// the prediction adds the first phase, timed on its own step.
+TEST_F(PretrainingCli, SuiteAndBenchTakeTheProtocol) {
+  const fs::path suite = d_.path() / "suite";
+  std::string sets = kSets;
+  auto o = lrahost("suite --plugin transformer --tasks listops --preset smoke --protocol spt --threads 2 --data-dir " +
+                   data().string() + " --out " + suite.string() + sets);
+  ASSERT_EQ(o.code, 0) << o.output;
+  EXPECT_EQ(json::parse(read_text(suite / "suite.json"))["protocol"], "spt");
+  EXPECT_TRUE(result(suite / "runs" / "listops" / "seed-0").contains("pretraining"));
+  const fs::path bench = d_.path() / "bench";
+  o = lrahost("bench --task listops --preset smoke --protocol spt --plugins transformer --warmup 0 --steps 1 "
+              "--repeats 1 --device cpu --out " + bench.string());
+  ASSERT_EQ(o.code, 0) << o.output;
+  const json b = json::parse(read_text(bench / "bench.json"));
+  const json& run = b["runs"][0];
+  EXPECT_EQ(run["pretraining"]["steps"], 1000);  // smoke-spt/listops.toml
+  EXPECT_EQ(run["pretraining"]["training"]["status"], "ok");
+  EXPECT_GT(run["predicted_s"]["pretraining"].get<double>(), 0.0);
+  EXPECT_NEAR(run["predicted_s"]["one_run"].get<double>(),
+              run["predicted_s"]["pretraining"].get<double>() + run["predicted_s"]["training"].get<double>() +
+                  run["predicted_s"]["evaluation"].get<double>(),
+              1e-6);
+  EXPECT_NE(read_text(bench / "bench.md").find("1,000 steps at"), std::string::npos);
+}
+
 bool sandbox_works() { return std::system("bwrap --ro-bind / / --unshare-all true >/dev/null 2>&1") == 0; }
 
 TEST_F(PretrainingCli, ABundleOfASelfPretrainedRunReevaluatesValidAndNeedsItsWeights) {

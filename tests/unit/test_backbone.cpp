@@ -138,3 +138,32 @@ TEST(Backbone, TokenZeroIsARealTokenWhenTheMaskSaysSo) {
   EXPECT_FALSE(torch::allclose(model->forward(ids, full), model->forward(with_black, full)));
   EXPECT_FALSE(torch::allclose(model->forward(with_black, full), model->forward(with_black, length_mask(with_black, 6))));
 }
+
+// model.positions = "rotary" (an open choice for the classifier, e.g. the
+// self-pretraining paper's rotary Transformer): no position table, and every
+// mixer is told to rotate queries and keys.
+TEST(Backbone, RotaryPositionsLiveInTheMixers) {
+  ModelConfig m = config(2, 16, 2, 16, 32, 10, "cls", "rotary");
+  std::vector<lra::MixerSpec> specs;
+  Classifier c(BackboneSpec{m, 7, 2, 0, false}, [&](const lra::MixerSpec& s) {
+    specs.push_back(s);
+    return make_reference_attention(s);
+  });
+  ASSERT_EQ(specs.size(), 2u);
+  for (const auto& s : specs) EXPECT_EQ(s.rotary_base, kClassifierRotaryBase);
+  for (const auto& b : c->named_buffers()) EXPECT_EQ(b.key().find("pos"), std::string::npos) << b.key();
+  for (const auto& p : c->named_parameters()) EXPECT_NE(p.key(), "pos");
+  // The order of the tokens reaches the output only through the mixers' rotation.
+  c->eval();
+  auto ids = torch::tensor({{1, 2, 3, 4, 5}}, torch::kLong);
+  auto mask = torch::ones({1, 5}, torch::kBool);
+  auto swapped = torch::tensor({{2, 1, 3, 4, 5}}, torch::kLong);
+  EXPECT_FALSE(torch::allclose(c->forward(ids, mask), c->forward(swapped, mask)));
+  // Sinusoidal and learned classifiers give the mixers no rotary base.
+  specs.clear();
+  Classifier s(BackboneSpec{config(1, 16, 2, 16, 32, 10), 7, 2, 0, false}, [&](const lra::MixerSpec& sp) {
+    specs.push_back(sp);
+    return make_reference_attention(sp);
+  });
+  EXPECT_EQ(specs.at(0).rotary_base, 0.0);
+}

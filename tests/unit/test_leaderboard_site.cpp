@@ -13,6 +13,7 @@
 #include "bench/bench_report.h"
 #include "common/sha256.h"
 #include "leaderboard/board.h"
+#include "leaderboard/paper_reference.h"
 #include "leaderboard/site.h"
 #include "leaderboard/site_text.h"
 #include "lra/status.h"
@@ -204,6 +205,45 @@ TEST_F(Site, UnreadableResultsAndBadBenchFilesAreErrors) {
   }
 }
 
+// A closed self-pretrained result (a pretraining record beside its
+// configuration's [pretrain]) is ranked in its own table, never with the same
+// plugin's from-scratch results, which keep their closed entry.
+TEST_F(Site, SelfPretrainedResultsAreRankedApart) {
+  auto scratch = closed_suite("transformer", 0.6);
+  std::vector<fs::path> files = scratch;
+  for (const auto& t : {"listops", "text", "retrieval", "image", "pathfinder"})
+    for (int64_t seed : {0, 1}) {
+      json r = run_result("transformer", t, seed, 0.8, true);
+      r["config"]["pretrain"] = {{"steps", 10}, {"mask_ratio", 0.1}};
+      r["model"] = {{"summary", "first"}};
+      r["pretraining"] = {{"objective", "masked_tokens"},
+                          {"steps", 10},
+                          {"mask_ratio", 0.1},
+                          {"data",
+                           {{"split", "train"},
+                            {"examples", 100},
+                            {"inputs_fingerprint", sha256_hex("train inputs")},
+                            {"held_out_inputs", {{"val", sha256_hex("val")}, {"test", sha256_hex("test")}}}}},
+                          {"weights_sha256", sha256_hex("weights")},
+                          {"weights_file", "pretraining/encoder.pt"},
+                          {"history", json::array()}};
+      files.push_back(write(std::string("spt/") + t + "-" + std::to_string(seed), seal(r)));
+    }
+  const Leaderboard board = build_leaderboard(files, {}, fake_official, two_seeds);
+  EXPECT_TRUE(board.invalid.empty()) << board.invalid[0].reasons[0];
+  ASSERT_EQ(board.closed.size(), 1u);
+  ASSERT_EQ(board.self_pretrained.size(), 1u);
+  EXPECT_EQ(board.closed[0].protocol, "from scratch");
+  EXPECT_EQ(board.self_pretrained[0].protocol, "self-pretrained");
+  ASSERT_TRUE(board.self_pretrained[0].lra_average.has_value());
+  EXPECT_NEAR(*board.self_pretrained[0].lra_average, 0.80, 1e-9);
+  EXPECT_NEAR(*board.closed[0].lra_average, 0.61, 1e-9);  // seeds at 0.60 and 0.62
+  const json j = leaderboard_json(board);
+  EXPECT_EQ(j["self_pretrained"].size(), 1u);
+  EXPECT_EQ(j["closed"].size(), 1u);
+  EXPECT_NE(leaderboard_markdown(board).find("## Self-pretrained division"), std::string::npos);
+}
+
 TEST_F(Site, HtmlIsOneSelfContainedSortablePage) {
   auto files = closed_suite("transformer", 0.7);
   files.push_back(write("open/listops", seal(run_result("local", "listops", 0, 0.3, false))));
@@ -216,10 +256,15 @@ TEST_F(Site, HtmlIsOneSelfContainedSortablePage) {
   // Nothing fetched: no links, sources, imports or remote URLs (the SVG namespace is not fetched).
   for (const char* external : {"<link", " src=", "@import", "url(", "https://"}) EXPECT_EQ(html.find(external), std::string::npos) << external;
   EXPECT_EQ(count(html, "<script"), 1u);
-  EXPECT_EQ(count(html, "<table class=\"board\""), 3u);  // closed, open, the paper's
-  EXPECT_EQ(count(html, "<tr class=\"ref\""), 11u);      // the paper's 11 rows, once, in their own table
+  // closed, open, the LRA paper's, the self-pretraining paper's (the self-pretrained division has no results: no table)
+  EXPECT_EQ(count(html, "<table class=\"board\""), 4u);
+  EXPECT_EQ(count(html, "<tr class=\"ref\""), 11u + spt_paper_rows().size());  // each reference row once
   EXPECT_LT(html.find("id=\"open-table\""), html.find("id=\"paper-table\"")) << "each division's entries first";
-  EXPECT_EQ(html.find("<tr class=\"ref\""), html.find("<tr class=", html.find("id=\"paper-table\"")));
+  EXPECT_LT(html.find("id=\"self-pretrained\""), html.find("id=\"spt-paper-table\""));
+  EXPECT_EQ(html.find("<tr class=\"ref\""), html.find("<tr class=", html.find("id=\"spt-paper-table\"")));
+  EXPECT_EQ(html.find("<tr class=\"ref\"", html.find("id=\"paper-table\"")),
+            html.find("<tr class=", html.find("id=\"paper-table\"")));
+  EXPECT_NE(html.find("<span class=\"badge\">SPT paper</span>"), std::string::npos);
   EXPECT_EQ(count(html, "<tr class=\"entry\""), 2u);
   // Closed: transformer's row is the closed table's first.
   const auto closed = html.find("id=\"closed-table\"");

@@ -56,7 +56,11 @@ TEST(OfficialRegistry, OtherBytesAreOpenAgainstTheCurrentRelease) {
 
 TEST(OfficialRegistry, VerifyLookupAndSeedsFollowTheRegistry) {
   const auto listops = registry_official("listops");
-  ASSERT_EQ(listops.size(), 3u);
+  ASSERT_EQ(listops.size(), 4u);  // lra-v1.0, 1.1, 1.2, then lra-spt-v1.0 (another protocol)
+  EXPECT_EQ(listops[3].release, "lra-spt-v1.0");
+  EXPECT_EQ(listops[3].protocol, "lra-spt-v1");
+  EXPECT_EQ(listops[3].superseded_by, "");
+  EXPECT_EQ(listops[2].protocol, "lra-v1");
   EXPECT_EQ(listops[0].release, "lra-v1.0");
   EXPECT_EQ(listops[0].superseded_by, "lra-v1.2");
   EXPECT_EQ(listops[1].release, "lra-v1.1");
@@ -76,7 +80,7 @@ TEST(OfficialRegistry, EveryLraReleaseCarriesItsReferenceTransformerCount) {
   for (const auto& r : released_manifests()) {
     for (const auto& m : registry_official(r.task)) {
       if (m.sha256 != r.sha256) continue;
-      if (r.protocol == "lra-v1")
+      if (r.protocol == "lra-v1" || r.protocol == "lra-spt-v1")  // both fine-tune LRA's classifier
         EXPECT_GT(m.reference_params, 0) << r.version << " " << r.task;
       else
         EXPECT_EQ(m.reference_params, -1) << r.version << " " << r.task;

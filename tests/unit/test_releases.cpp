@@ -114,6 +114,15 @@ TEST(Releases, WorkingSelfPretrainingManifestsAreTheCurrentReleaseAndFineTuneAsL
     // The from-scratch protocol's current release is still lra-v1's.
     EXPECT_EQ(current_release(task)->protocol, "lra-v1") << task;
   }
+  // The smoke presets likewise: smoke-spt/<task> fine-tunes as smoke/<task>.
+  const auto smoke = preset_tasks("smoke", "spt");
+  EXPECT_EQ(smoke, preset_tasks("official", "spt"));
+  for (const auto& task : smoke) {
+    Manifest spt = load_preset(task, "smoke", "spt");
+    ASSERT_TRUE(spt.pretrain.present) << task;
+    spt.pretrain = {};
+    EXPECT_EQ(to_json(spt), to_json(load_preset(task, "smoke"))) << task;
+  }
 }
 
 TEST(Releases, FindsEachReleaseByHashNewestFirst) {
