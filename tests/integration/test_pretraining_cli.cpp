@@ -225,6 +225,20 @@ TEST_F(PretrainingCli, APythonMixerGoesThroughBothPhases) {
   EXPECT_EQ(lrahost("verify " + (run / "result.json").string()).code, 0);
 }
 
+// A mixer that does not read ahead (the example retention, causal) pretrains
+// as a causal LM: next-token prediction, no masking ratio recorded.
+TEST_F(PretrainingCli, AMixerThatDoesNotReadAheadPretrainsOnTheNextToken) {
+  const fs::path run = d_.path() / "retention";
+  const auto o = lrahost(spt_run(data(), run, std::string(LRA_SDK_PYTHON_EXAMPLES) + "/retention.py:Retention"));
+  ASSERT_EQ(o.code, 0) << o.output;
+  const json r = result(run);
+  EXPECT_EQ(r["model"]["summary"], "after_last");
+  EXPECT_EQ(r["pretraining"]["objective"], "next_token");
+  EXPECT_FALSE(r["pretraining"].contains("mask_ratio"));
+  const auto v = lrahost("verify " + (run / "result.json").string());
+  EXPECT_EQ(v.code, 0) << v.output;
+}
+
 TEST_F(PretrainingCli, TheLeaderboardKeepsTheProtocolsApart) {
   const fs::path scratch = d_.path() / "scratch";
   const std::string scratch_run = "run --plugin transformer --task listops --preset smoke --threads 2 --data-dir " +

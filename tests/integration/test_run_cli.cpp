@@ -72,6 +72,24 @@ TEST(RunCli, TinyRunWritesAVerifiableOpenResult) {
   EXPECT_NE(again.output.find("already holds a result.json"), std::string::npos) << again.output;
 }
 
+// model.positions = "rotary": positions only through the mixers. A mixer that
+// rotates trains and is recorded so; one that does not would see no
+// positions at all and is refused before anything is written.
+TEST(RunCli, RotaryPositionsNeedAMixerThatRotates) {
+  TempDir dir;
+  const auto out = dir.path() / "rotary";
+  auto o = lrahost(tiny_run_args(dir.str() + "/data", out.string()) + " --set model.positions=rotary");
+  ASSERT_EQ(o.code, 0) << o.output;
+  const json r = load_json(out / "result.json");
+  EXPECT_EQ(r["config"]["model"]["positions"], "rotary");
+  EXPECT_EQ(r["division"], "open");
+  const auto refused = dir.path() / "refused";
+  o = lrahost("run --plugin s4d --task listops --preset smoke --set model.positions=rotary --out " + refused.string());
+  EXPECT_EQ(o.code, 4) << o.output;
+  EXPECT_NE(o.output.find("LRA_CAP_ROTARY"), std::string::npos) << o.output;
+  EXPECT_FALSE(std::filesystem::exists(refused / "result.json"));
+}
+
 TEST(RunCli, SameSeedGivesIdenticalMetrics) {
   TempDir dir;
   const std::string data = dir.str() + "/data";

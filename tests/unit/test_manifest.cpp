@@ -336,8 +336,13 @@ TEST(ManifestErrors, InvalidValues) {
                {"model.attention_dropout", "[0, 1)"});
   expect_rules(replace_once(t, "pooling = \"cls\"", "pooling = \"max\""),
                {"model.pooling = \"max\"", "cls, mean"});
-  expect_rules(replace_once(t, "positions = \"sinusoidal\"", "positions = \"rotary\""),
-               {"model.positions", "sinusoidal, learned"});
+  // Rotary positions are the mixers' (an open choice for the classifier, checked against
+  // LRA_CAP_ROTARY when a run builds its model); anything else is refused here.
+  EXPECT_EQ(parse_manifest(replace_once(t, "positions = \"sinusoidal\"", "positions = \"rotary\""), "test.toml")
+                .model.positions,
+            "rotary");
+  expect_rules(replace_once(t, "positions = \"sinusoidal\"", "positions = \"alibi\""),
+               {"model.positions", "sinusoidal, learned, rotary"});
   expect_rules(replace_once(t, "rsqrt_decay\"", "rsqrt_decy\""),
                {"train.schedule", "unknown factor 'rsqrt_decy'", "rsqrt_decay", "cosine_decay"});
   expect_rules(replace_once(t, "betas = [0.9, 0.98]", "betas = [0.9]"),
