@@ -66,6 +66,19 @@ void division(std::string& s, const char* title, const char* what, const std::ve
   }
 }
 
+// A paper's rows under a header of the six tasks; `missing` fills a task the row has no number for.
+void paper_rows(std::string& s, const std::vector<PaperRow>& rows, const std::string& missing) {
+  header(s, {"model"}, lra_task_order());
+  for (const auto& row : rows) {
+    s += "| " + text::markdown_cell(row.model) + " |";
+    for (const auto& t : lra_task_order()) {
+      const auto it = row.accuracy_percent.find(t);
+      s += " " + (it == row.accuracy_percent.end() ? missing : site::percent_text(it->second)) + " |";
+    }
+    s += " " + site::percent_text(row.average_percent) + " |\n";
+  }
+}
+
 }  // namespace
 
 std::string leaderboard_markdown(const Leaderboard& board) {
@@ -77,28 +90,12 @@ std::string leaderboard_markdown(const Leaderboard& board) {
            "inputs, then LRA's fine-tuning. Never ranked with results trained from scratch.",
            board.self_pretrained, board.task_columns);
   s += "\n### Reference: Never Train from Scratch\n\n" + std::string(kSptPaperSource) + ".\n\n";
-  header(s, {"model"}, lra_task_order());
-  for (const auto& row : spt_paper_rows()) {
-    s += "| " + text::markdown_cell(row.model) + " |";
-    for (const auto& t : lra_task_order()) {
-      const auto it = row.accuracy_percent.find(t);
-      s += " " + (it == row.accuracy_percent.end() ? std::string("—") : site::percent_text(it->second)) + " |";
-    }
-    s += " " + site::percent_text(row.average_percent) + " |\n";
-  }
+  paper_rows(s, spt_paper_rows(), "—");
   division(s, "Open division", "Changed manifests, presets or overrides: each entry's own protocol.", board.open,
            board.task_columns, board.open_baselines);
 
   s += "\n## Reference: LRA paper, Table 1\n\nTay et al., ICLR 2021; averages as printed.\n\n";
-  header(s, {"model"}, lra_task_order());
-  for (const auto& row : paper_table1()) {
-    s += "| " + text::markdown_cell(row.model) + " |";
-    for (const auto& t : lra_task_order()) {
-      const auto it = row.accuracy_percent.find(t);
-      s += " " + (it == row.accuracy_percent.end() ? std::string("FAIL") : site::percent_text(it->second)) + " |";
-    }
-    s += " " + site::percent_text(row.average_percent) + " |\n";
-  }
+  paper_rows(s, paper_table1(), "FAIL");  // Path-X: every model FAILs in the LRA paper
 
   if (!board.invalid.empty()) {
     s += "\n## Invalid results (not ranked)\n\n";

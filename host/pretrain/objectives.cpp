@@ -3,18 +3,15 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
+#include "lra/dropout.h"
 #include "lra/status.h"
 
 namespace lra::host {
 namespace {
 
-// SplitMix64's finaliser: a seed per (trial, update) with no structure left.
-uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
+// A seed per (trial, update) with no structure left: the SDK's SplitMix64
+// step (lra/dropout.h), one Weyl increment then the output function.
+uint64_t mix(uint64_t x) { return lra::ops::detail::splitmix64(x + 0x9e3779b97f4a7c15ULL); }
 
 // Mean over each input's chosen positions of the per-token values, summed over
 // inputs and divided by `batch`.

@@ -71,14 +71,10 @@ std::optional<std::vector<int64_t>> registry_trial_seeds(const std::string& task
 }
 
 RunChoices run_choices(const std::string& task, const std::string& manifest_label, const std::string& manifest_text,
-                       std::optional<ReleasedManifest>* release) {
+                       std::optional<ReleasedManifest>* release, const std::string& protocol) {
   const std::string sha = sha256_hex(manifest_text);
   *release = find_release(task, sha);
-  // Compared with the current release of the manifest's own protocol: one with [pretrain] is self-pretraining.
-  const bool spt = manifest_text.find("[pretrain]") != std::string::npos &&
-                   parse_manifest(manifest_text, manifest_label).pretrain.present;
-  const std::optional<ReleasedManifest> compared =
-      *release ? *release : current_release(task, spt ? "lra-spt-v1" : "");
+  const std::optional<ReleasedManifest> compared = *release ? *release : current_release(task, protocol);
   RunChoices c;
   c.task = task;
   c.manifest_label = manifest_label;

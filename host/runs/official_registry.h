@@ -24,8 +24,10 @@ std::optional<std::vector<int64_t>> registry_trial_seeds(const std::string& task
 // counts as official when its bytes are a released manifest of the task (any
 // release, the current one or an older one, which *release then names);
 // otherwise it is compared with the current release, and is open.
+// `protocol` ("lra-v1", "lra-spt-v1"; "" = the task's first) names the
+// current release an unreleased manifest is compared with.
 RunChoices run_choices(const std::string& task, const std::string& manifest_label, const std::string& manifest_text,
-                       std::optional<ReleasedManifest>* release);
+                       std::optional<ReleasedManifest>* release, const std::string& protocol = "");
 
 // Why the loaded data are not the official data of `release` (split sizes,
 // and for generated tasks the carried fingerprint), or std::nullopt when they
