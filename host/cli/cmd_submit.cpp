@@ -182,8 +182,19 @@ int submit_command(const SubmitArgs& a) {
                                                         "weights its fine-tuning started from");
       add("runs/" + name + "/pretraining/encoder.pt", weights, pretrained_sha->get<std::string>());
     }
+    // ... and its weights after the fine-tuning's first updates, which the verifier replays from encoder.pt.
+    const json* start_sha = json_at(result, {"pretraining", "fine_tuning_start", "weights_sha256"});
+    if (start_sha && start_sha->is_string()) {
+      const fs::path start =
+          file.parent_path() / result["pretraining"]["fine_tuning_start"].value("weights_file", std::string());
+      if (!fs::is_regular_file(start))
+        throw Error(ErrorKind::data, start.string() + " is missing: a self-pretrained run's submission carries the "
+                                                      "fine-tuning's weights after its first updates");
+      add("runs/" + name + "/pretraining/fine-tuning-start.pt", start, start_sha->get<std::string>());
+    }
     runs.push_back({{"dir", name},
                     {"pretrained", pretrained_sha != nullptr},
+                    {"fine_tuning_start", start_sha != nullptr && start_sha->is_string()},
                     {"plugin", plugin_entry},
                     {"plugin_name", result.at("plugin").value("name", std::string())},
                     {"task", result.at("task").value("name", std::string())},

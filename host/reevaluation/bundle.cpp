@@ -43,6 +43,7 @@ int64_t size_limit(const std::string& name) {
   if (name.size() > 12 && name.compare(name.size() - 12, 12, "/result.json") == 0) return kMaxResultBytes;
   if (name.size() > 9 && name.compare(name.size() - 9, 9, "/model.pt") == 0) return kMaxModelBytes;
   if (name.size() > 11 && name.compare(name.size() - 11, 11, "/encoder.pt") == 0) return kMaxModelBytes;
+  if (name.size() > 21 && name.compare(name.size() - 21, 21, "/fine-tuning-start.pt") == 0) return kMaxModelBytes;
   if (is_bundle_python_entry(name)) return kMaxPythonSourceBytes;
   if (is_bundle_source_entry(name)) return kMaxSourceFileBytes;
   return kMaxPluginBytes;
@@ -55,7 +56,7 @@ struct ArchiveReadFree {
 }  // namespace
 
 bool is_allowed_bundle_name(const std::string& name) {
-  static const std::regex run_file(R"(runs/[A-Za-z0-9_-][A-Za-z0-9._-]{0,79}/(result\.json|model\.pt|pretraining/encoder\.pt))");
+  static const std::regex run_file(R"(runs/[A-Za-z0-9_-][A-Za-z0-9._-]{0,79}/(result\.json|model\.pt|pretraining/encoder\.pt|pretraining/fine-tuning-start\.pt))");
   static const std::regex plugin_file(R"(plugins/[0-9a-f]{64}\.so)");
   return name == kBundleIndexName || std::regex_match(name, run_file) || std::regex_match(name, plugin_file) ||
          is_bundle_python_entry(name) || is_bundle_source_entry(name);
@@ -125,6 +126,9 @@ Plan plan_from_index(const fs::path& bundle, const std::string& text) {
                                    "] both name run folder '" + dir + "'; a run is listed once");
     // A self-pretrained run carries its pretraining's weights too (the index says which runs are).
     if (r.value("pretrained", false) == true) expected.insert("runs/" + dir + "/pretraining/encoder.pt");
+    // ... and its weights after the fine-tuning's first updates (bundles before they were kept lack them).
+    if (r.value("fine_tuning_start", false) == true)
+      expected.insert("runs/" + dir + "/pretraining/fine-tuning-start.pt");
     if (const auto python = parse_bundle_python_plugin(plugin)) {
       plan.python[dir] = *python;
       python_folders.insert(python->folder() + "/");

@@ -9,6 +9,8 @@
 //   runs/<run>/model.pt
 //   runs/<run>/pretraining/encoder.pt   a self-pretrained run's pretrained weights (its runs[]
 //                                 entry has "pretrained": true; docs/rules.md "Self-pretraining")
+//   runs/<run>/pretraining/fine-tuning-start.pt   its weights after the fine-tuning's first updates
+//                                 ("fine_tuning_start": true), which the verifier replays from encoder.pt
 //   plugins/<sha256>.so           named by the SHA-256 of its bytes
 //   plugins/<sha256>/<path>.py    a Python mixer's sources, the folder named by the result's
 //                                 plugin.sha256 (reevaluation/bundle_python.h); checked against

@@ -124,6 +124,9 @@ IsolatedEvaluation evaluate_isolated(const IsolatedEvaluationInput& in, MixerPro
       return predict(model, in.inputs, run.model.max_len, batch, device, bf16);
     };
     for (bool trained : {in.trained_first, !in.trained_first}) (trained ? out.trained : out.fresh) = pass(trained);
+    if (in.replay && in.data)
+      out.fine_tuning_start = replay_fine_tuning_start(*in.replay, run, in.config, *in.data, factory,
+                                                       static_cast<int>(process.abi_minor()), device, r);
     const auto& s = process.stats();
     const SandboxOutcome ended = process.stop();
     out.isolation = {{"calls", s.calls}, {"bytes", s.bytes}, {"seconds_in_calls", s.seconds},

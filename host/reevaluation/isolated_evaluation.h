@@ -6,8 +6,9 @@
 // through the remote mixers), the optimizer groups (the plugin's hints, the
 // host's grouping), the fresh initialisation (the backbone's from the seed,
 // the mixers' from the process that never sees model.pt), the count of
-// trained values in model.pt against it, and the predictions with the
-// submitted and with the fresh weights.
+// trained values in model.pt against it, the predictions with the
+// submitted and with the fresh weights, and for a self-pretrained run the
+// replay of its fine-tuning's first updates.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,7 @@
 
 #include "data/task_data.h"
 #include "isolation/mixer_process.h"
+#include "reevaluation/fine_tuning_replay.h"
 #include "reevaluation/reevaluate.h"
 #include "rules/rules.h"
 #include "results/run_record.h"
@@ -35,11 +37,16 @@ struct IsolatedEvaluationInput {
   std::map<std::string, std::vector<int64_t>> host_buffers;  // the backbone's fixed buffers: name -> shape
   ParamBudget budget;
   bool trained_first = true;          // the secret order of the two passes
+  // A self-pretrained run: the fine-tuning's first updates, trained again
+  // from encoder.pt on `data`'s training split (reevaluation/fine_tuning_replay.h).
+  const lra::Dataset* data = nullptr;
+  std::optional<FineTuningReplayInput> replay;
 };
 
 struct IsolatedEvaluation {
   std::optional<std::vector<int32_t>> trained, fresh;  // predictions; nullopt when a pass failed
   nlohmann::json parameters, isolation;                // reevaluation.json's "parameters" and "isolation"
+  nlohmann::json fine_tuning_start;                    // ... and "fine_tuning_start" (self-pretrained runs)
 };
 
 // `process`: started (not yet opened) with the run's plugin; its output is

@@ -25,6 +25,9 @@
 #include "results/result.h"
 #include "results/signature.h"
 #include "train/batches.h"
+#include "reevaluation/pretraining_evidence.h"
+#include "reevaluation/verifier_setting.h"
+#include "train/trainer.h"
 #include "manifest/manifest_text.h"
 #include "reevaluation/submitted_plugin.h"
 #include "reevaluation/reevaluate_run.h"
@@ -206,35 +209,11 @@ void reevaluate_run(const RunContext& ctx, RunReevaluation& r) {
     return;
   }
   const auto& info = data.dataset.info;
-  // A self-pretrained run: its pretraining read these data's training inputs
-  // and no held-out split's, and its weights came in the bundle with the hash
-  // the record names (verify compared them, step 1).
-  if (const json* phase = json_at(result, {"pretraining"})) {
-    struct Split {
-      const char* field;  // under pretraining.data
-      std::string recorded, here;
-    };
-    const Split splits[] = {
-        {"inputs_fingerprint", json_text_at(*phase, {"data", "inputs_fingerprint"}),
-         split_inputs_fingerprint(data.dataset.train)},
-        {"held_out_inputs.val", json_text_at(*phase, {"data", "held_out_inputs", "val"}),
-         split_inputs_fingerprint(data.dataset.val)},
-        {"held_out_inputs.test", json_text_at(*phase, {"data", "held_out_inputs", "test"}),
-         split_inputs_fingerprint(data.dataset.test)}};
-    for (const auto& sp : splits)
-      if (sp.recorded != sp.here)
-        fail("pretraining.data." + std::string(sp.field) + " is " + (sp.recorded.empty() ? "missing" : sp.recorded) +
-             ", these data's inputs hash to " + sp.here + ": the pretraining did not read this task's training split "
-             "alone as recorded");
-    const std::string weights = json_text_at(*phase, {"weights_file"});
-    std::error_code ec;
-    if (weights.empty() || !fs::is_regular_file(r.result_file.parent_path() / weights, ec))
-      fail("the bundle does not carry the pretraining's weights (" + (weights.empty() ? "pretraining.weights_file "
-                                                                                       "missing" : weights) +
-           "): the fine-tuning's start cannot be tied to the record");
-    r.facts.push_back("self-pretrained: its pretraining read this task's training inputs (" +
-                      split_inputs_fingerprint(data.dataset.train) + "), none of the held-out ones");
-  }
+  // A self-pretrained run: its pretraining's data and weights, and what the
+  // replay of its fine-tuning's first updates reads (step 7).
+  std::optional<FineTuningReplayInput> replay;
+  if (const json* phase = json_at(result, {"pretraining"}))
+    replay = check_pretraining_evidence(*phase, result, config, data.dataset, o, r);
 
   // 5. The budget from the verifier's own reference Transformer, built from
   //    the recorded configuration (no number from the file); model.pt is
@@ -280,7 +259,8 @@ void reevaluate_run(const RunContext& ctx, RunReevaluation& r) {
   //    submitted code sees its own tensors and the mixer inputs, never a
   //    file of the run. The two passes differ only in the mixers' tensors.
   const RunRecord run = read_run_record(run_dir);
-  const IsolatedEvaluationInput in{run, config, info, shuffled, host_buffers, budget, (secret() & 1) != 0};
+  const IsolatedEvaluationInput in{run,          config, info, shuffled, host_buffers, budget, (secret() & 1) != 0,
+                                   &data.dataset, replay};
   r.report["sandbox"] = {{"bubblewrap", o.sandbox},
                          {"memory_limit_bytes", o.limits.memory_bytes},
                          {"time_limit_seconds", ctx.time_limit_seconds},
@@ -297,15 +277,15 @@ void reevaluate_run(const RunContext& ctx, RunReevaluation& r) {
   eval.isolation["start_wait_seconds"] = process.open_seconds();
   if (!eval.parameters.is_null()) r.report["parameters"] = eval.parameters;
   if (!eval.isolation.is_null()) r.report["isolation"] = eval.isolation;
+  if (!eval.fine_tuning_start.is_null()) r.report["fine_tuning_start"] = eval.fine_tuning_start;
   if (!eval.trained || !eval.fresh) return;
   const std::vector<int32_t>& trained = *eval.trained;
   const std::vector<int32_t>& fresh = *eval.fresh;
 
   // 8. The verifier's own accuracy against the recorded one.
-  const std::string device = describe_device(pick_device(o.device));
-  const bool cuda = o.device.rfind("cuda", 0) == 0;
-  const std::string precision =
-      cuda && json_text_at(result, {"timing", "precision"}) == "bfloat16 autocast" ? "bfloat16 autocast" : "float32";
+  const VerifierSetting setting = verifier_setting(o, result);
+  const std::string& device = setting.device;
+  const std::string& precision = setting.precision;
   const int64_t nn = static_cast<int64_t>(n);
   const int64_t correct = count_matches(trained, all, 0, n, order);
   const double recomputed = static_cast<double>(correct) / static_cast<double>(nn);
@@ -315,8 +295,7 @@ void reevaluate_run(const RunContext& ctx, RunReevaluation& r) {
   if (!examples || !examples->is_number_integer() || examples->get<int64_t>() != nn)
     fail("task.examples.test is " + (examples ? examples->dump() : std::string("missing")) + ", the test split has " +
          std::to_string(n) + " examples");
-  const bool same_device = device == json_text_at(result, {"timing", "device"}) &&
-                           precision == json_text_at(result, {"timing", "precision"});
+  const bool same_device = setting.same_as_run;
   const bool same_setting = same_device && same_build;
   const int64_t recorded_correct = std::llround(recorded * static_cast<double>(nn));
   r.facts.push_back("test accuracy recomputed " + percent(recomputed) + " (" + std::to_string(correct) + "/" +

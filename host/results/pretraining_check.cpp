@@ -6,12 +6,14 @@
 // the section, which a closed claim checks against the released manifest);
 // its data must be the task's training split (its example count, and an
 // inputs fingerprint that is neither held-out split's); and its weights file
-// must be the pretraining's. verify --reevaluate recomputes every
-// fingerprint from the data and the fine-tuning start from the weights.
+// must be the pretraining's, as must the fine-tuning's weights after its
+// first updates. verify --reevaluate recomputes every fingerprint from the
+// data and trains those first updates again from encoder.pt.
 #include <filesystem>
 
 #include "common/json_input.h"
 #include "common/sha256.h"
+#include "rules/fine_tuning_replay.h"
 #include "results/verify_checks.h"
 #include "rules/pretraining_objective.h"
 
@@ -70,6 +72,21 @@ std::string check_pretraining(Checker& c, const json& result) {
   if (examples && train_examples && train_examples->is_number_integer() && *examples != *train_examples)
     c.fail("pretraining.data.examples is " + show(*examples) + ", the task's training split has " +
            show(*train_examples) + ": the phase read other data");
+  // The fine-tuning's weights after its first updates, which --reevaluate
+  // trains again from encoder.pt (results before they were kept lack it;
+  // verify --reevaluate requires it).
+  if (json_at(result, {"pretraining", "fine_tuning_start"})) {
+    const json* updates = c.require("pretraining.fine_tuning_start.updates", kInteger);
+    c.require("pretraining.fine_tuning_start.weights_file", kString);
+    check_sha256_field(c, "pretraining.fine_tuning_start.weights_sha256",
+                       c.require("pretraining.fine_tuning_start.weights_sha256", kString));
+    const json* train_steps = json_at(result, {"config", "train", "steps"});
+    if (updates && train_steps && train_steps->is_number_integer() &&
+        *updates != replayed_updates(train_steps->get<int64_t>()))
+      c.fail("pretraining.fine_tuning_start.updates is " + show(*updates) + ", a fine-tuning of " +
+             show(*train_steps) + " updates keeps its weights after " +
+             std::to_string(replayed_updates(train_steps->get<int64_t>())));
+  }
   if (inputs && val && test) {
     for (const auto& [name, held] : {std::pair<const char*, const json*>{"validation", val}, {"test", test}})
       if (*inputs == *held)
@@ -79,13 +96,16 @@ std::string check_pretraining(Checker& c, const json& result) {
   return "self-pretrained";
 }
 
-void check_pretrained_weights_file(const json& result, const std::filesystem::path& result_file, VerifyReport& report) {
-  const json* recorded = json_at(result, {"pretraining", "weights_sha256"});
-  const json* file = json_at(result, {"pretraining", "weights_file"});
+namespace {
+
+// A weights file the pretraining record names beside the result: inside the
+// run directory, and with the recorded hash when it is there.
+void check_recorded_weights(const json* recorded, const json* file, const std::string& record, const std::string& what,
+                            const std::filesystem::path& result_file, VerifyReport& report) {
   if (!recorded || !recorded->is_string() || !file || !file->is_string()) return;
   const std::filesystem::path relative(file->get<std::string>());
   if (relative.is_absolute() || relative.lexically_normal().string().rfind("..", 0) == 0) {
-    report.reasons.push_back("pretraining.weights_file " + quoted(file->get<std::string>()) +
+    report.reasons.push_back(record + ".weights_file " + quoted(file->get<std::string>()) +
                              " is not a path inside the run directory");
     report.valid = false;
     return;
@@ -95,10 +115,22 @@ void check_pretrained_weights_file(const json& result, const std::filesystem::pa
   if (!std::filesystem::is_regular_file(weights, ec)) return;  // the result travels alone
   const std::string have = sha256_file(weights);
   if (normalise_sha256(recorded->get<std::string>()) != have) {
-    report.reasons.push_back(weights.string() + " is not the pretraining's weights (sha256 " + have +
-                             " != recorded pretraining.weights_sha256 " + recorded->get<std::string>() + ")");
+    report.reasons.push_back(weights.string() + " is not " + what + " (sha256 " + have + " != recorded " + record +
+                             ".weights_sha256 " + recorded->get<std::string>() + ")");
     report.valid = false;
   }
+}
+
+}  // namespace
+
+void check_pretrained_weights_file(const json& result, const std::filesystem::path& result_file, VerifyReport& report) {
+  check_recorded_weights(json_at(result, {"pretraining", "weights_sha256"}),
+                         json_at(result, {"pretraining", "weights_file"}), "pretraining", "the pretraining's weights",
+                         result_file, report);
+  check_recorded_weights(json_at(result, {"pretraining", "fine_tuning_start", "weights_sha256"}),
+                         json_at(result, {"pretraining", "fine_tuning_start", "weights_file"}),
+                         "pretraining.fine_tuning_start", "the fine-tuning's weights after its first updates",
+                         result_file, report);
 }
 
 }  // namespace lra::host::verify_internal

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 
 #include <spdlog/sinks/basic_file_sink.h>
 
@@ -37,6 +38,7 @@
 #include "runs/run_plan.h"
 #include "runs/official_registry.h"
 #include "plugins/reference_configuration.h"
+#include "pretrain/fine_tuning_start.h"
 #include "pretrain/pretraining_phase.h"
 #include "train/batches.h"
 #include "train/checkpoint.h"
@@ -46,6 +48,7 @@
 namespace lra::host {
 namespace {
 
+namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 // The task's data (generated on demand for synthetic tasks); a closed run
@@ -71,6 +74,11 @@ struct BuiltModel {
   int64_t total_params = 0;
   std::vector<OptimizerGroup> groups;  // AdamW's, from the mixers' hints
   SummaryPosition summary = SummaryPosition::first;
+  // The same classifier built afresh (the seed, the plugin's mixers, the
+  // summary): a self-pretrained run fine-tunes one, as a run resumed after
+  // the first phase and the verifier's replay do.
+  std::function<Classifier()> rebuild;
+  std::function<std::vector<OptimizerGroup>(const Classifier&)> groups_of;
 };
 
 // The reference Transformer sets the budget; the plugin's model is checked
@@ -95,9 +103,12 @@ BuiltModel build_model(const RunPlan& p, const lra::TaskInfo& info, const std::s
   log.info("model: {} parameters ({} in the mixers); reference Transformer {}; budget {}", with_commas(b.total_params),
            with_commas(b.model->mixer_parameters()), with_commas(reference_params), with_commas(b.budget.budget));
   enforce_param_budget(b.budget, b.total_params, name);
-  std::vector<std::shared_ptr<lra::Mixer>> mixers;
-  for (const auto& block : b.model->blocks()) mixers.push_back(block->mixer);
-  b.groups = optimizer_groups(*b.model, mixers, p.mixer->descriptor.abi_minor, name, m.train);
+  b.groups_of = [abi_minor = p.mixer->descriptor.abi_minor, name, train = m.train](const Classifier& model) {
+    std::vector<std::shared_ptr<lra::Mixer>> mixers;
+    for (const auto& block : model->blocks()) mixers.push_back(block->mixer);
+    return optimizer_groups(*model, mixers, abi_minor, name, train);
+  };
+  b.groups = b.groups_of(b.model);
   log_hinted_groups(b.groups, log);
   // The plugin keeps the promises its descriptor makes, at this task's shape (plugins/conformance.h).
   uint32_t capabilities = p.mixer->descriptor.capabilities;
@@ -114,6 +125,12 @@ BuiltModel build_model(const RunPlan& p, const lra::TaskInfo& info, const std::s
   // faulty mixer is reported by them (rules/summary_position.h).
   b.summary = choose_summary_position(make_mixer, spec);
   b.model->set_summary(b.summary);
+  b.rebuild = [spec, make_mixer, seed = m.train.seed, summary = b.summary] {
+    torch::manual_seed(seed);
+    Classifier c(spec, make_mixer);
+    c->set_summary(summary);
+    return c;
+  };
   if (b.summary == SummaryPosition::after_last)
     log.info("summary: after each example's last real token ({} does not read ahead: its output at position 0 "
              "ignores later positions; docs/rules.md#causal-mixers-and-the-summary-token)", name);
@@ -329,10 +346,29 @@ std::optional<RunSummary> train_run(const RunArgs& a, spdlog::logger& log) {
     if (pretrained->stopped) return stopped_summary(a, plan, pretrained->steps, pretraining_train_config(m).steps,
                                                     dir.out / kPretrainingDir / "checkpoints", 0, 0, log);
     topts.identity["pretrained_weights_sha256"] = pretrained->record.value("weights_sha256", std::string());
-    // The fine-tuning's random stream (dropout) starts from the trial seed, not
-    // from wherever the first phase left it: a run resumed after that phase
-    // finished continues exactly as an uninterrupted one.
-    torch::manual_seed(static_cast<uint64_t>(m.train.seed) ^ 0x46494e4554554e45ULL);  // "FINETUNE"
+    // Fine-tuned on a classifier built afresh with the pretrained weights, so
+    // no state a mixer keeps outside its tensors (a count of its forwards)
+    // carries over from the first phase: the same start whether the run goes
+    // on, resumes after that phase or is replayed by a verifier.
+    {
+      Classifier fresh = built.rebuild();
+      copy_module_state(*model, *fresh);
+      model = fresh;
+      topts.groups = built.groups_of(model);
+    }
+    seed_fine_tuning(m.train.seed);
+    // The weights after the first updates, which the verifier trains again
+    // from encoder.pt (pretrain/fine_tuning_start.h). Written before any
+    // checkpoint of a later update, so a run resumed past it still has it.
+    const int64_t replayed = replayed_updates(m.train.steps);
+    const fs::path start_file = dir.out / kPretrainingDir / kFineTuningStartWeights;
+    if (lead)
+      topts.after_update = [&model, replayed, start_file](int64_t updates) {
+        if (updates != replayed) return;
+        const fs::path tmp = start_file.string() + ".tmp";
+        save_module(*model, tmp);
+        fs::rename(tmp, start_file);
+      };
     if (a.stop_after > 0)
       topts.stop_after_seconds =
           std::max(1e-3, a.stop_after - std::chrono::duration<double>(Clock::now() - wall_start).count());
@@ -354,7 +390,18 @@ std::optional<RunSummary> train_run(const RunArgs& a, spdlog::logger& log) {
   const RunFacts facts{a, plan, data, built, topts, tr, dist.get(), threads, sha256_file(dir.out / "model.pt"),
                        started_at, wall_start};
   RunResultFacts record = run_record(facts);
-  if (pretrained) record.pretraining = pretrained->record;
+  if (pretrained) {
+    record.pretraining = pretrained->record;
+    const fs::path start_file = dir.out / kPretrainingDir / kFineTuningStartWeights;
+    if (!fs::is_regular_file(start_file))
+      throw Error(ErrorKind::data, start_file.string() + " is missing: the fine-tuning's weights after its first " +
+                                       std::to_string(replayed_updates(m.train.steps)) +
+                                       " updates were removed after they were written; run again without --resume");
+    record.pretraining["fine_tuning_start"] = {
+        {"updates", replayed_updates(m.train.steps)},
+        {"weights_file", std::string(kPretrainingDir) + "/" + kFineTuningStartWeights},
+        {"weights_sha256", sha256_file(start_file)}};
+  }
   // Sealed with a digest and written atomically, last.
   nlohmann::json sealed = seal(run_result_json(record));
   if (sign_key) sealed["signature"] = sign_digest(*sign_key, sealed["digest"].get<std::string>());

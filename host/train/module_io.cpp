@@ -82,4 +82,19 @@ void load_module(torch::nn::Module& model, const std::filesystem::path& file, co
   }
 }
 
+void copy_module_state(const torch::nn::Module& from, torch::nn::Module& to) {
+  std::map<std::string, at::Tensor> source;
+  for (auto& [name, tensor] : named_tensors(from)) source.emplace(name, tensor);
+  const auto target = named_tensors(to);
+  TORCH_CHECK(source.size() == target.size(), "copy_module_state: ", source.size(), " tensors into ", target.size());
+  torch::NoGradGuard no_grad;
+  for (const auto& [name, tensor] : target) {
+    const auto it = source.find(name);
+    TORCH_CHECK(it != source.end(), "copy_module_state: the source has no tensor ", name);
+    TORCH_CHECK(it->second.sizes() == tensor.sizes(), "copy_module_state: ", name, " has shape ", it->second.sizes(),
+                ", the target's is ", tensor.sizes());
+    tensor.copy_(it->second);
+  }
+}
+
 }  // namespace lra::host

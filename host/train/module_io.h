@@ -25,4 +25,10 @@ void save_module(const torch::nn::Module& model, const std::filesystem::path& fi
 // shape that differs throws c10::Error naming it.
 void load_module(torch::nn::Module& model, const std::filesystem::path& file, const torch::Device& device);
 
+// Copies every parameter and buffer of `from` into the tensor of the same
+// name in `to` (the same architecture, freshly built): what saving `from`
+// and loading the file into `to` gives, without the file. A name either
+// lacks, or another shape, throws c10::Error naming it.
+void copy_module_state(const torch::nn::Module& from, torch::nn::Module& to);
+
 }  // namespace lra::host

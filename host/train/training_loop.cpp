@@ -195,6 +195,11 @@ TrainingLoopResult run_training_loop(torch::nn::Module& model, TrainingObjective
     opt.step();
     if (step == r.first_step) log.info("optimizer: {}", opt.kind());
     r.steps = step + 1;
+    if (o.after_update) o.after_update(r.steps);
+    if (o.stop_at_update > 0 && r.steps >= o.stop_at_update) {
+      r.stopped = true;
+      break;
+    }
 
     // Validation after every eval_every updates, the last one included (LRA's
     // loop evaluated one update later and skipped the final model).

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -84,6 +85,14 @@ struct TrainingLoopOptions {
   // AdamW's parameter groups (train/optimizer_groups.h); empty: one group of
   // every parameter with the manifest's weight decay and the schedule's rate.
   std::vector<OptimizerGroup> groups;
+  // Called after every update with the number of updates done (before its
+  // report, evaluation and checkpoint): a self-pretrained run keeps its
+  // weights after the first updates there (pretrain/fine_tuning_start.h).
+  std::function<void(int64_t updates_done)> after_update;
+  // > 0: return after this many updates, before any report, evaluation or
+  // checkpoint of that update, as `stopped` (the verifier's replay of a
+  // fine-tuning's first updates, reevaluation/fine_tuning_replay.h).
+  int64_t stop_at_update = 0;
 };
 
 struct TrainingLoopResult {

@@ -6,8 +6,9 @@
 // checkpoint, settings edited after the run, a record that does not match its
 // configuration); a Python mixer goes through both phases; the leaderboard
 // keeps self-pretrained and from-scratch results apart; a bundle of a
-// self-pretrained run re-evaluates valid, and without its pretrained weights
-// it does not.
+// self-pretrained run re-evaluates valid (its fine-tuning's first updates
+// replayed bit for bit), without its pretrained weights it does not, and a
+// fine-tuning from other weights fails the replay.
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -41,6 +42,8 @@ std::string spt_run(const fs::path& data, const fs::path& out, const std::string
   return "run --plugin " + plugin + " --task listops --preset smoke --protocol spt --threads 2 --data-dir " +
          data.string() + " --out " + out.string() + kSets;
 }
+
+bool sandbox_works() { return std::system("bwrap --ro-bind / / --unshare-all true >/dev/null 2>&1") == 0; }
 
 json result(const fs::path& dir) { return json::parse(read_text(dir / "result.json")); }
 
@@ -86,6 +89,10 @@ TEST_F(PretrainingCli, BothPhasesRunAreRecordedAndVerify) {
   EXPECT_EQ(p["history"].size(), 4u);
   EXPECT_EQ(r["config"]["pretrain"]["steps"], 40);
   EXPECT_TRUE(fs::exists(run / "pretraining" / "encoder.pt"));
+  // The fine-tuning's weights after its first updates, which a re-evaluation replays.
+  EXPECT_EQ(p["fine_tuning_start"]["updates"], 4);
+  EXPECT_EQ(p["fine_tuning_start"]["weights_file"], "pretraining/fine-tuning-start.pt");
+  EXPECT_TRUE(fs::exists(run / "pretraining" / "fine-tuning-start.pt"));
   // Both phases' curves: one table, one picture.
   const std::string csv = read_text(run / "history.csv");
   EXPECT_EQ(csv.rfind("phase,step,", 0), 0u) << csv;
@@ -214,6 +221,21 @@ TEST_F(PretrainingCli, VerifyRefusesEachBrokenLinkOfTheChain) {
   const auto w = lrahost("verify " + (other_start / "result.json").string());
   EXPECT_EQ(w.code, 4) << w.output;
   EXPECT_NE(w.output.find("is not the pretraining's weights"), std::string::npos) << w.output;
+  // ... and a swapped file of the weights after the fine-tuning's first updates.
+  const fs::path swapped_start = copy_of_honest("swapped-start");
+  fs::copy_file(other / "pretraining" / "fine-tuning-start.pt", swapped_start / "pretraining" / "fine-tuning-start.pt",
+                fs::copy_options::overwrite_existing);
+  const auto x = lrahost("verify " + (swapped_start / "result.json").string());
+  EXPECT_EQ(x.code, 4) << x.output;
+  EXPECT_NE(x.output.find("is not the fine-tuning's weights after its first updates"), std::string::npos) << x.output;
+  // A record of another number of replayed updates than the rule gives.
+  const fs::path edited_updates = copy_of_honest("edited-updates");
+  json e = result(edited_updates);
+  e["pretraining"]["fine_tuning_start"]["updates"] = 2;
+  reseal(edited_updates, e);
+  const auto y = lrahost("verify " + (edited_updates / "result.json").string());
+  EXPECT_EQ(y.code, 4) << y.output;
+  EXPECT_NE(y.output.find("keeps its weights after 4"), std::string::npos) << y.output;
 }
 
 TEST_F(PretrainingCli, APythonMixerGoesThroughBothPhases) {
@@ -223,6 +245,17 @@ TEST_F(PretrainingCli, APythonMixerGoesThroughBothPhases) {
   const json r = result(run);
   EXPECT_EQ(r["pretraining"]["steps"], 40);
   EXPECT_EQ(lrahost("verify " + (run / "result.json").string()).code, 0);
+  // Its bundle re-evaluates, the fine-tuning's start replayed through the confined Python mixer.
+  if (!sandbox_works()) GTEST_SKIP() << "bubblewrap cannot create a sandbox here (apt-get install bubblewrap)";
+  const fs::path runs = d_.path() / "python-runs", bundle = d_.path() / "python.tar";
+  fs::create_directories(runs);
+  fs::copy(run, runs / "python", fs::copy_options::recursive);
+  const auto s = lrahost("submit " + runs.string() + " --out " + bundle.string());
+  ASSERT_EQ(s.code, 0) << s.output;
+  const auto v = lrahost("verify --reevaluate " + bundle.string() + " --out " + (d_.path() / "python-checked").string() +
+                         " --threads 2 --data-dir " + data().string());
+  EXPECT_EQ(v.code, 0) << v.output;
+  EXPECT_NE(v.output.find("give pretraining/fine-tuning-start.pt bit for bit"), std::string::npos) << v.output;
 }
 
 // A mixer that does not read ahead (the example retention, causal) pretrains
@@ -285,8 +318,6 @@ TEST_F(PretrainingCli, SuiteAndBenchTakeTheProtocol) {
   EXPECT_NE(read_text(bench / "bench.md").find("1,000 steps at"), std::string::npos);
 }
 
-bool sandbox_works() { return std::system("bwrap --ro-bind / / --unshare-all true >/dev/null 2>&1") == 0; }
-
 TEST_F(PretrainingCli, ABundleOfASelfPretrainedRunReevaluatesValidAndNeedsItsWeights) {
   if (!sandbox_works()) GTEST_SKIP() << "bubblewrap cannot create a sandbox here (apt-get install bubblewrap)";
   const fs::path runs = d_.path() / "runs";
@@ -299,12 +330,91 @@ TEST_F(PretrainingCli, ABundleOfASelfPretrainedRunReevaluatesValidAndNeedsItsWei
                    " --threads 2 --data-dir " + data().string());
   EXPECT_EQ(v.code, 0) << v.output;
   EXPECT_NE(v.output.find("self-pretrained"), std::string::npos) << v.output;
+  // The fine-tuning's first updates, trained again in the verifier from encoder.pt, are the run's.
+  EXPECT_NE(v.output.find("give pretraining/fine-tuning-start.pt bit for bit"), std::string::npos) << v.output;
   // Without its pretrained weights the run cannot be submitted.
   fs::remove(runs / "spt" / "pretraining" / "encoder.pt");
   fs::remove(bundle);
   s = lrahost("submit " + runs.string() + " --out " + bundle.string());
   EXPECT_NE(s.code, 0) << s.output;
   EXPECT_NE(s.output.find("encoder.pt is missing"), std::string::npos) << s.output;
+}
+
+// The start of the fine-tuning is proven by replaying it: a run whose
+// fine-tuning started from other weights (here: a pretraining of 20 updates),
+// its record and configuration rewritten to name the honest run's encoder.pt
+// beside it, passes every check of the files (verify) and fails the
+// re-evaluation, which trains the first updates again from that encoder.pt.
+// A result written before the weights after the first updates were kept
+// cannot be replayed, and is refused with that reason.
+TEST_F(PretrainingCli, AReevaluationReplaysTheFineTuningStartAndRefusesOtherWeights) {
+  if (!sandbox_works()) GTEST_SKIP() << "bubblewrap cannot create a sandbox here (apt-get install bubblewrap)";
+  const fs::path other = d_.path() / "other-start";
+  ASSERT_EQ(lrahost(spt_run(data(), other) + " --set pretrain.steps=20").code, 0);
+  json forged = result(other);
+  const json honest_result = result(honest());
+  for (const char* field : {"config", "overrides", "division_reasons"}) forged[field] = honest_result[field];
+  const json start = forged["pretraining"]["fine_tuning_start"];
+  forged["pretraining"] = honest_result["pretraining"];
+  forged["pretraining"]["fine_tuning_start"] = start;  // the weights its fine-tuning really reached
+  reseal(other, forged);
+  fs::copy_file(honest() / "pretraining" / "encoder.pt", other / "pretraining" / "encoder.pt",
+                fs::copy_options::overwrite_existing);
+  const auto files = lrahost("verify " + (other / "result.json").string());
+  ASSERT_EQ(files.code, 0) << files.output;  // nothing in the files gives it away
+
+  auto reevaluate = [&](const fs::path& run, const std::string& name) {
+    const fs::path runs = d_.path() / ("runs-" + name), bundle = d_.path() / (name + ".tar");
+    fs::create_directories(runs);
+    fs::copy(run, runs / name, fs::copy_options::recursive);
+    const auto s = lrahost("submit " + runs.string() + " --out " + bundle.string());
+    EXPECT_EQ(s.code, 0) << s.output;
+    return lrahost("verify --reevaluate " + bundle.string() + " --out " + (d_.path() / ("checked-" + name)).string() +
+                   " --threads 2 --data-dir " + data().string());
+  };
+  const auto v = reevaluate(other, "forged");
+  EXPECT_EQ(v.code, 4) << v.output;
+  EXPECT_NE(v.output.find("the fine-tuning did not start from pretraining/encoder.pt"), std::string::npos)
+      << v.output;
+
+  // A result without the record (as written before it was kept).
+  const fs::path older = copy_of_honest("older");
+  json o = result(older);
+  o["pretraining"].erase("fine_tuning_start");
+  reseal(older, o);
+  fs::remove(older / "pretraining" / "fine-tuning-start.pt");
+  ASSERT_EQ(lrahost("verify " + (older / "result.json").string()).code, 0);
+  const auto w = reevaluate(older, "older");
+  EXPECT_EQ(w.code, 4) << w.output;
+  EXPECT_NE(w.output.find("pretraining.fine_tuning_start is missing"), std::string::npos) << w.output;
+}
+
+// Every mixer this build ships, C++ and Python: a self-pretrained run's
+// bundle replays its fine-tuning's first updates bit for bit in the
+// verifier. Mixers that keep state outside their tensors (Performer counts
+// its training forwards to redraw its features) fine-tune on a classifier
+// built afresh with the pretrained weights, as the replay does.
+TEST_F(PretrainingCli, EveryMixerReplaysItsFineTuningStartBitForBit) {
+  if (!sandbox_works()) GTEST_SKIP() << "bubblewrap cannot create a sandbox here (apt-get install bubblewrap)";
+  const std::string small =
+      " --set train.steps=8 --set train.eval_every=8 --set train.checkpoint_every=8 --set pretrain.steps=8"
+      " --set pretrain.eval_every=8 --set pretrain.checkpoint_every=8 --set data.train_size=64 --set data.val_size=16"
+      " --set data.test_size=16";
+  const auto plugins = every_mixer_plugin();
+  ASSERT_GE(plugins.size(), 12u);
+  for (const auto& [name, spec] : plugins) {
+    SCOPED_TRACE(name);
+    const fs::path runs = d_.path() / ("every-" + name), bundle = d_.path() / ("every-" + name + ".tar");
+    const auto o = lrahost(spt_run(data(), runs / "run", spec) + small);
+    ASSERT_EQ(o.code, 0) << o.output;
+    const auto s = lrahost("submit " + runs.string() + " --out " + bundle.string());
+    ASSERT_EQ(s.code, 0) << s.output;
+    const auto v = lrahost("verify --reevaluate " + bundle.string() + " --out " +
+                           (d_.path() / ("every-checked-" + name)).string() + " --threads 2 --data-dir " +
+                           data().string());
+    EXPECT_EQ(v.code, 0) << v.output;
+    EXPECT_NE(v.output.find("give pretraining/fine-tuning-start.pt bit for bit"), std::string::npos) << v.output;
+  }
 }
 
 }  // namespace
