@@ -1,5 +1,7 @@
 // `lrahost data generate` and `lrahost data check`.
+#include <algorithm>
 #include <chrono>
+#include <stdexcept>
 #include <cstdio>
 
 #include "cli/commands.h"
@@ -11,10 +13,47 @@
 
 namespace lra::host {
 
+namespace {
+
+// --set KEY=VALUE of `data generate`, typed by the key's default (the task's data_options).
+lra::Params data_sets(const LoadedPlugin& task, const std::vector<std::string>& sets) {
+  std::vector<lra::OptionSpec> specs;
+  if (auto st = task.task().data_options(&specs); !st.ok()) throw Error(st.kind, st.message);
+  lra::Params out;
+  for (const auto& set : sets) {
+    const size_t eq = set.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw Error(ErrorKind::usage, "--set " + set + ": expected KEY=VALUE (a [data] key of " + task.descriptor.name + ")");
+    std::string key = set.substr(0, eq);
+    if (key.rfind("data.", 0) == 0) key = key.substr(5);
+    const std::string text = set.substr(eq + 1);
+    const auto spec = std::find_if(specs.begin(), specs.end(), [&](const lra::OptionSpec& s) { return s.name == key; });
+    if (spec == specs.end()) {
+      out[key] = text;  // resolve_data_params names the valid keys
+      continue;
+    }
+    try {
+      size_t used = 0;
+      switch (spec->default_value.index()) {
+        case 0: out[key] = text == "true" ? true : text == "false" ? false : throw std::invalid_argument(text); break;
+        case 1: out[key] = static_cast<int64_t>(std::stoll(text, &used)); break;
+        case 2: out[key] = std::stod(text, &used); break;
+        default: out[key] = text; used = text.size(); break;
+      }
+      if (spec->default_value.index() != 0 && used != text.size()) throw std::invalid_argument(text);
+    } catch (const std::exception&) {
+      throw Error(ErrorKind::usage, "--set " + set + ": '" + text + "' is not a valid value for data." + key);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 int data_generate_command(const GenerateArgs& a) {
   check_output_dir_argument(a.out);  // empty, blank-named, a file: exit 2 before the generator runs
   const LoadedPlugin& task = open_plugin(a.generator, LRA_KIND_TASK);
-  const lra::Params params = resolve_data_params(task, {}, "lrahost data generate");
+  const lra::Params params = resolve_data_params(task, data_sets(task, a.sets), "lrahost data generate");
   if (a.n && *a.n < 1) throw Error(ErrorKind::usage, "--n " + std::to_string(*a.n) + ": expected at least 1 example");
   const int threads = effective_threads(a.threads);
   const auto start = std::chrono::steady_clock::now();
@@ -63,6 +102,8 @@ void add_data_command(CLI::App& app, CommandSlot& slot) {
       ->required();
   g->add_option("--out", gen->out, "Output directory")->required();
   g->add_option("--n", gen->n, "Total number of examples (default: the task's LRA size)");
+  g->add_option("--set", gen->sets, "KEY=VALUE: a [data] key of the task (e.g. max_depth=12 for listops, "
+                                    "contour_length=6 for pathfinder); default: LRA's values");
   add_seed_option(g, gen->seed, "Generator seed");
   add_threads_option(g, gen->threads, "Threads (0 = all cores)");
   on_parsed(g, slot, gen, [](GenerateArgs& a) { return data_generate_command(a); });

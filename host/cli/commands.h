@@ -41,6 +41,7 @@ int run_command(const RunArgs& args);
 
 struct GenerateArgs {
   std::string generator, out;
+  std::vector<std::string> sets;  // --set KEY=VALUE: the task's [data] keys
   std::optional<int64_t> n;
   uint64_t seed = 0;
   int threads = 0;

@@ -64,6 +64,9 @@ LoadedData load_task_data(const LoadedPlugin& task, const lra::Params& given, co
   validate_split(out.dataset.val, out.dataset.info, "validation");
   validate_split(out.dataset.test, out.dataset.info, "test");
   out.fingerprint = dataset_fingerprint(out.dataset);
+  for (const auto& [name, split] : {std::pair<const char*, const lra::Split*>{"train", &out.dataset.train},
+                                    {"val", &out.dataset.val}, {"test", &out.dataset.test}})
+    out.split_fingerprints[name] = split_fingerprint(name, *split);
   return out;
 }
 

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <map>
 #include <string>
 
 #include "lra/task.h"
@@ -22,6 +23,9 @@ struct LoadedData {
   lra::Dataset dataset;
   lra::Params params;       // effective [data] values
   std::string fingerprint;  // dataset_fingerprint()
+  // split_fingerprint() of each split: what a result records as
+  // task.split_fingerprints, so a re-evaluation names the split that differs.
+  std::map<std::string, std::string> split_fingerprints;
 };
 
 LoadedData load_task_data(const LoadedPlugin& task, const lra::Params& given, const std::filesystem::path& root,

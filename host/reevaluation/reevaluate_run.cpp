@@ -203,9 +203,17 @@ void reevaluate_run(const RunContext& ctx, RunReevaluation& r) {
                                          r.result_file.string() + " task.data_params");
   const std::string recorded_fp = json_text_at(result, {"task", "data_fingerprint"});
   if (data.fingerprint != recorded_fp) {
+    // Which splits differ, where the result records each one's fingerprint.
+    std::string splits;
+    for (const auto& [name, here] : data.split_fingerprints) {
+      const std::string recorded = json_text_at(result, {"task", "split_fingerprints", name.c_str()});
+      if (!recorded.empty() && recorded != here)
+        splits += (splits.empty() ? "" : "; ") + std::string("the ") + name + " split differs (" + here +
+                  " here, task.split_fingerprints." + name + " " + recorded + ")";
+    }
     fail("the " + task_name + " data here (" + data.dataset.source + ", fingerprint " + data.fingerprint +
-         ") are not the data the run used (task.data_fingerprint " + recorded_fp +
-         "); pass --data-dir with those data to re-evaluate it");
+         ") are not the data the run used (task.data_fingerprint " + recorded_fp + ")" +
+         (splits.empty() ? std::string() : ": " + splits) + "; pass --data-dir with those data to re-evaluate it");
     return;
   }
   const auto& info = data.dataset.info;

@@ -127,6 +127,10 @@ void check_task_section(Checker& c, ResultFields& f) {
   check_sha256_field(c, "task.manifest_sha256", f.manifest_sha);
   f.preset = c.optional("task.preset", kString | kNull);
   c.require("task.data_fingerprint", kString | kObject);
+  // Each split's fingerprint (results before they were recorded lack them).
+  if (c.optional("task.split_fingerprints", kObject))
+    for (const char* k : {"task.split_fingerprints.train", "task.split_fingerprints.val", "task.split_fingerprints.test"})
+      check_sha256_field(c, k, c.require(k, kString));
   if (c.require("task.examples", kObject))
     for (const char* k : {"task.examples.train", "task.examples.val", "task.examples.test"})
       check_non_negative(c, k, c.require(k, kInteger));

@@ -48,6 +48,7 @@ nlohmann::json task_json(const RunResultFacts::Task& t) {
           {"manifest_release", or_null(t.release)},
           {"preset", or_null(t.preset)},
           {"data_fingerprint", t.data_fingerprint},
+          {"split_fingerprints", t.split_fingerprints},
           {"data_source", t.data_source},
           {"lra_release_files", t.lra_release_files},
           {"data_params", t.data_params},

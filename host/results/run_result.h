@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,7 @@ struct RunResultFacts {
     nlohmann::json data_params;
     size_t train = 0, val = 0, test = 0;  // examples per split
     bool lra_release_files = false;       // the data are LRA's own release files (counts decide closed)
+    std::map<std::string, std::string> split_fingerprints;  // train/val/test (data/task_data.h)
   } task;
   ParamBudget budget;
   int64_t seed = 0;

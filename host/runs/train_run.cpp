@@ -211,7 +211,8 @@ RunResultFacts run_record(const RunFacts& f) {
   r.task = {f.args.task, p.task->descriptor.version, p.manifest.source, p.choices.manifest_sha256,
             p.release ? std::optional<std::string>(p.release->version) : std::nullopt,
             f.args.manifest ? std::nullopt : std::optional<std::string>(f.args.preset), f.data.fingerprint, d.source,
-            params_json(f.data.params), d.train.size(), d.val.size(), d.test.size(), is_lra_release_source(d.source)};
+            params_json(f.data.params), d.train.size(), d.val.size(), d.test.size(), is_lra_release_source(d.source),
+            f.data.split_fingerprints};
   r.budget = f.built.budget;
   r.seed = p.manifest.train.seed;
   r.ranks = {p.ranks.world_size, f.dist ? f.dist->backend() : "none", p.ranks.source};

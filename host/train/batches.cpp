@@ -122,21 +122,32 @@ void validate_split(const lra::Split& s, const lra::TaskInfo& info, const std::s
   }
 }
 
+namespace {
+
+void add_split(Sha256& h, const char* name, const lra::Split& s) {
+  h.update(std::string_view(name));
+  const uint64_t n = s.size();
+  h.update(&n, sizeof n);
+  h.update(s.offsets.data(), s.offsets.size() * sizeof(int64_t));
+  h.update(s.tokens.data(), s.tokens.size() * sizeof(int32_t));
+  h.update(s.offsets2.data(), s.offsets2.size() * sizeof(int64_t));
+  h.update(s.tokens2.data(), s.tokens2.size() * sizeof(int32_t));
+  h.update(s.labels.data(), s.labels.size() * sizeof(int32_t));
+}
+
+}  // namespace
+
+std::string split_fingerprint(const char* name, const lra::Split& split) {
+  Sha256 h;
+  add_split(h, name, split);
+  return "sha256:" + h.hex_digest();
+}
+
 std::string dataset_fingerprint(const lra::Dataset& d) {
   Sha256 h;
-  auto add_split = [&](const char* name, const lra::Split& s) {
-    h.update(std::string_view(name));
-    const uint64_t n = s.size();
-    h.update(&n, sizeof n);
-    h.update(s.offsets.data(), s.offsets.size() * sizeof(int64_t));
-    h.update(s.tokens.data(), s.tokens.size() * sizeof(int32_t));
-    h.update(s.offsets2.data(), s.offsets2.size() * sizeof(int64_t));
-    h.update(s.tokens2.data(), s.tokens2.size() * sizeof(int32_t));
-    h.update(s.labels.data(), s.labels.size() * sizeof(int32_t));
-  };
-  add_split("train", d.train);
-  add_split("val", d.val);
-  add_split("test", d.test);
+  add_split(h, "train", d.train);
+  add_split(h, "val", d.val);
+  add_split(h, "test", d.test);
   return "sha256:" + h.hex_digest();
 }
 

@@ -53,6 +53,10 @@ void validate_split(const lra::Split& split, const lra::TaskInfo& info, const st
 
 // SHA-256 over the loaded content (ids, offsets, labels of every split), so the
 // same data gives the same fingerprint whatever files it came from.
+// The fingerprint of one split (its name, inputs and labels), so a
+// re-evaluation against other data can say which split differs.
+std::string split_fingerprint(const char* name, const lra::Split& split);
+
 std::string dataset_fingerprint(const lra::Dataset& data);
 
 // SHA-256 over one split's inputs alone (ids and offsets of both inputs, no

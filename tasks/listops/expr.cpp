@@ -1,5 +1,7 @@
 #include "expr.h"
 
+#include <algorithm>
+
 #include <stdexcept>
 
 namespace lra::listops {
@@ -16,6 +18,7 @@ void Evaluator::reset() {
   top_value_ = -1;
   failed_ = false;
   error_.clear();
+  max_depth_ = min_operands_ = max_operands_ = 0;
 }
 
 bool Evaluator::fail(const char* why) {
@@ -25,6 +28,7 @@ bool Evaluator::fail(const char* why) {
 }
 
 bool Evaluator::operand(int value) {
+  max_depth_ = std::max(max_depth_, 1);
   if (stack_.empty()) {
     if (++top_count_ > 1) return fail("more than one expression (tokens after the outermost closing X)");
     top_value_ = value;
@@ -57,6 +61,8 @@ bool Evaluator::push_slow(int32_t id) {
       return fail("more than one expression (tokens after the outermost closing X)");
     Frame f{id, 0, 0, false, {}};
     stack_.push_back(f);
+    // Its operands sit one level deeper (an operator has at least one: checked when it closes).
+    max_depth_ = std::max(max_depth_, static_cast<int>(stack_.size()) + 1);
     return true;
   }
   if (id >= kDigit0 && id < kDigit0 + 10) return operand(id - kDigit0);
@@ -66,6 +72,8 @@ bool Evaluator::push_slow(int32_t id) {
   const Frame f = stack_.back();
   stack_.pop_back();
   if (f.count == 0) return fail("operator without operands");
+  min_operands_ = min_operands_ == 0 ? f.count : std::min(min_operands_, f.count);
+  max_operands_ = std::max(max_operands_, f.count);
   if (f.unknown) return operand(-1);
   int value = 0;
   switch (f.op) {

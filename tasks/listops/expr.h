@@ -47,6 +47,12 @@ class Evaluator {
   // or -1 when an unknown operand made it undecidable.
   bool finish(int* value);
   const std::string& error() const { return error_; }
+  // The tree's shape so far: its depth (a leaf under d open operators is at
+  // depth d + 1, LRA's generator counts the root as depth 1) and the fewest
+  // and most operands of a closed operator (0 before any closed).
+  int depth() const { return max_depth_; }
+  int fewest_operands() const { return min_operands_; }
+  int most_operands() const { return max_operands_; }
 
  private:
   struct Frame {
@@ -64,6 +70,7 @@ class Evaluator {
   int top_value_ = -1;
   bool failed_ = false;
   std::string error_;
+  int max_depth_ = 0, min_operands_ = 0, max_operands_ = 0;
 };
 
 // Value of a whole id sequence; throws std::invalid_argument if ill-formed.

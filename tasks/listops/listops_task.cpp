@@ -2,6 +2,7 @@
 // LRA defaults and the files are present, otherwise a generated, cached dataset.
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "generator.h"
@@ -83,8 +84,9 @@ std::string count_text(int64_t n, const char* what) { return std::to_string(n) +
 // `partial_ok` (LRA's release layout): other counts are said in the source,
 // and the host opens an official run on them, naming the counts; in the
 // host's own generated cache they mean a damaged folder.
-void read_folder(const fs::path& dir, const SplitSizes* expect, const std::string& remedy, Dataset* out,
-                 bool partial_ok = false) {
+// Returns how many examples lie outside LRA's generator bounds, and the first.
+std::pair<int64_t, std::string> read_folder(const fs::path& dir, const SplitSizes* expect, const std::string& remedy,
+                                            Dataset* out, bool partial_ok = false) {
   std::string missing;
   for (const char* f : kFiles)
     if (!fs::is_regular_file(dir / f)) missing += (missing.empty() ? "" : ", ") + (dir / f).string();
@@ -94,6 +96,7 @@ void read_folder(const fs::path& dir, const SplitSizes* expect, const std::strin
   Split* splits[3] = {&out->train, &out->val, &out->test};
   const int64_t want[3] = {expect ? expect->train : -1, expect ? expect->val : -1, expect ? expect->test : -1};
   int64_t oov = 0, mismatches = 0;
+  std::pair<int64_t, std::string> outside{0, ""};
   std::string notes;
   for (int s = 0; s < 3; ++s) {
     const std::string path = (dir / kFiles[s]).string();
@@ -116,10 +119,13 @@ void read_folder(const fs::path& dir, const SplitSizes* expect, const std::strin
       notes += "; first label mismatch at " + rep.first_mismatch;
     oov += rep.oov_tokens;
     mismatches += rep.label_mismatches;
+    if (rep.outside_lra_bounds && outside.first == 0) outside.second = rep.first_outside_lra_bounds;
+    outside.first += rep.outside_lra_bounds;
   }
   if (oov) out->source += ", " + count_text(oov, "unknown tokens mapped to <oov>");
   if (mismatches) out->source += ", " + count_text(mismatches, "targets differ from the evaluated expression");
   out->source += notes;
+  return outside;
 }
 
 class ListOpsTask final : public TaskPlugin {
@@ -144,8 +150,17 @@ class ListOpsTask final : public TaskPlugin {
                                     root / "lra_release" / "lra_release" / "listops-1000"}) {
           if (!any_file(dir)) continue;
           out->source = std::string(lra::kLraReleaseSource) + " at " + dir.string() + " (the seed does not apply)";
-          read_folder(dir, request.enforce_sizes ? &c.sizes : nullptr,
-                      "replace them with the files of lra_release/listops-1000", out, /*partial_ok=*/true);
+          const auto outside = read_folder(dir, request.enforce_sizes ? &c.sizes : nullptr,
+                                           "replace them with the files of lra_release/listops-1000", out,
+                                           /*partial_ok=*/true);
+          // Files in the release's layout that LRA's generator cannot have
+          // written are not its release: said, and no longer taken for it
+          // (the host then checks them as any other data).
+          if (outside.first > 0)
+            out->source = "ListOps files in LRA's release layout that are NOT LRA's release: " +
+                          lra::tasks::with_commas(outside.first) + " examples outside its generator's bounds (500 < "
+                          "length < 2000 tokens, depth <= 10, 2..10 operands), first " + outside.second +
+                          out->source.substr(std::string(lra::kLraReleaseSource).size());
           return;
         }
       }

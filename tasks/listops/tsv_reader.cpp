@@ -1,5 +1,7 @@
 #include "tsv_reader.h"
 
+#include "generator.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -226,6 +228,20 @@ Split read_tsv(const std::string& path, ReadReport* report) {
     if (parens.depth != 0) fail("unbalanced parentheses in Source (" + std::to_string(parens.depth) + " '(' not closed)");
     int value = -1;
     if (!well_formed || !ev.finish(&value)) fail("ill-formed Source expression: " + ev.error());
+
+    const GeneratorParams lra;  // LRA's bounds
+    std::string outside;
+    if (static_cast<int64_t>(ntok) <= lra.min_length || static_cast<int64_t>(ntok) >= lra.max_length)
+      outside = "length " + std::to_string(ntok) + " tokens, outside (" + std::to_string(lra.min_length) + ", " +
+                std::to_string(lra.max_length) + ")";
+    else if (ev.depth() > lra.max_depth)
+      outside = "depth " + std::to_string(ev.depth()) + " > " + std::to_string(lra.max_depth);
+    else if (ev.most_operands() > lra.max_args || (ev.fewest_operands() > 0 && ev.fewest_operands() < 2))
+      outside = "an operator with " +
+                std::to_string(ev.most_operands() > lra.max_args ? ev.most_operands() : ev.fewest_operands()) +
+                " operands, outside 2.." + std::to_string(lra.max_args);
+    if (!outside.empty() && rep.outside_lra_bounds++ == 0)
+      rep.first_outside_lra_bounds = path + ":" + std::to_string(lineno) + ": " + outside;
 
     const int label = target[0] - '0';
     if (value >= 0 && value != label && rep.label_mismatches++ == 0)

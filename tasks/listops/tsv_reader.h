@@ -23,6 +23,12 @@ struct ReadReport {
   int64_t label_mismatches = 0;  // Target differs from the value of Source
   std::string first_mismatch;    // "file:line" of the first one
   int64_t max_tokens = 0;
+  // Examples LRA's generator cannot have made (lra_benchmarks/data/listops.py
+  // with its defaults: 500 < length < 2000 tokens, depth <= 10, 2..10
+  // operands per operator): a set of another depth or length in the
+  // release's layout is not LRA's release.
+  int64_t outside_lra_bounds = 0;
+  std::string first_outside_lra_bounds;  // "file:line: why" of the first one
 };
 
 // Reads one split. Every example is validated (header, two columns, target

@@ -1,5 +1,7 @@
 #include "pathfinder_data.h"
 
+#include <cstdlib>
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -104,7 +106,7 @@ void parse_metadata(const std::string& text, const std::string& file, const std:
     if (line.find_first_not_of(" \t") == std::string::npos) continue;  // blank
     std::vector<std::string> f;
     size_t a = 0;
-    while (f.size() < 4) {
+    while (f.size() < 6) {
       const size_t b = line.find(' ', a);
       f.push_back(line.substr(a, b == std::string::npos ? std::string::npos : b - a));
       if (b == std::string::npos) break;
@@ -124,7 +126,14 @@ void parse_metadata(const std::string& text, const std::string& file, const std:
            "\", outside the dataset folder " + dir.string() +
            " (images are named relative to it, e.g. imgs/0 sample_0.png); the metadata file is damaged or not "
            "from the LRA release");
-    out->push_back({(dir / rel).string(), f[3] == "1" ? 1 : 0, where});
+    // Col 5, the contour length (an integer; the 128-pixel release writes some fields as floats).
+    int contour = -1;
+    if (f.size() >= 6) {
+      char* end = nullptr;
+      const double v = std::strtod(f[5].c_str(), &end);
+      if (end != f[5].c_str() && *end == '\0' && v >= 0 && v < 1e6 && v == static_cast<int>(v)) contour = static_cast<int>(v);
+    }
+    out->push_back({(dir / rel).string(), f[3] == "1" ? 1 : 0, where, contour});
   }
 }
 
@@ -139,6 +148,10 @@ void read_dataset(const std::string& dataset_dir, int resolution, int threads, S
   ReadReport rep;
   const std::vector<ImageRef> rows = read_metadata(dataset_dir, &rep.ignored_files);
   rep.rows = static_cast<int64_t>(rows.size());
+  for (const auto& r : rows)
+    if (rep.contour_lengths[r.contour_length]++ == 0)
+      rep.first_row_of_each += (rep.first_row_of_each.empty() ? "" : ", ") + std::to_string(r.contour_length) +
+                               " at " + r.where;
   if (rows.empty()) fail("the metadata files in " + (fs::path(dataset_dir) / "metadata").string() + " list no images");
 
   // Pass 1: sizes (missing and empty files).

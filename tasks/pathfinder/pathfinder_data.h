@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,7 @@ struct ImageRef {
   std::string path;   // <folder>/<col0>/<col1>
   int32_t label = 0;  // col 3
   std::string where;  // "<metadata file>:<line>", for messages
+  int contour_length = -1;  // col 5, paddles per target snake; -1 when the row has no such column
 };
 
 struct MetadataFile {
@@ -67,6 +69,10 @@ struct ReadReport {
   int64_t empty = 0;        // zero-byte image files skipped
   std::string first_empty;  // path of the first one
   std::vector<std::string> ignored_files;  // metadata/ entries that are not <digits>.npy
+  // Rows by the contour length their metadata record (col 5; -1: none): the
+  // release's three sets share one layout, and only this tells them apart.
+  std::map<int, int64_t> contour_lengths;
+  std::string first_row_of_each;  // "6 at <file>:<line>, 14 at ...": where each length first appears
 };
 
 // Reads a dataset folder into the three splits (rule above). Every image must

@@ -169,6 +169,18 @@ class PathfinderPlugin : public TaskPlugin {
         const ReadReport rep = read(dir, "replace the broken files with those of the LRA release", threads, out);
         if (rep.rows != kReleaseImages)
           src += "; NOT the full dataset: " + lra::tasks::with_commas(rep.rows) + " of " + lra::tasks::with_commas(kReleaseImages) + " images";
+        // The release's three sets share one layout; their metadata's contour
+        // length tells them apart. Images of another set under this set's
+        // name are not LRA's release of it: said, and no longer taken for it
+        // (the host then checks them as any other data).
+        const auto& lengths = rep.contour_lengths;
+        const int64_t other = rep.rows - (lengths.count(p.contour_length) ? lengths.at(p.contour_length) : 0) -
+                              (lengths.count(-1) ? lengths.at(-1) : 0);
+        if (mark.empty() && other > 0)
+          src = res_dir + " images in LRA's release layout under " + difficulty + " that are NOT LRA's " + difficulty +
+                " set: the metadata give " + lra::tasks::with_commas(other) + " of " + lra::tasks::with_commas(rep.rows) +
+                " images another contour length than " + std::to_string(p.contour_length) + " (first rows: " +
+                rep.first_row_of_each + ")" + src.substr(src.find(" at "));
         out->source = src + notes(rep);
         return;
       }

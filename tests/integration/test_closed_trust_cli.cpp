@@ -192,6 +192,40 @@ TEST(ClosedTrust, AnOfficialRunOnLrasReleaseLayoutIsClosedAtTheOfficialSizes) {
       << small;
 }
 
+// Issue 46: files in the release's layout and at its counts that LRA's
+// generators cannot have written are not its release. A ListOps set of
+// another depth is open from the start (checked as any data: by its
+// fingerprint), and Pathfinder images of the baseline set copied under the
+// hard set's name are named for what their metadata say.
+TEST(ClosedTrust, ReleaseLayoutFilesThatAreNotLrasReleaseAreNotClosed) {
+  TempDir d;
+  ASSERT_EQ(lrahost("data generate listops --set max_depth=12 --seed 5 --out " +
+                    (d.path() / "deep" / "listops-1000").string())
+                .code,
+            0);
+  const std::string deep = official_run_start("--task listops --data-dir " + (d.path() / "deep").string(), d.path() / "a");
+  EXPECT_TRUE(has(deep, "data: 96000 train / 2000 val / 2000 test from ListOps files in LRA's release layout that "
+                        "are NOT LRA's release: ")) << deep;
+  EXPECT_TRUE(has(deep, "depth 12 > 10")) << deep;
+  EXPECT_TRUE(has(deep, "(official preset, open division)")) << deep;
+  EXPECT_TRUE(has(deep, "open division: the data are not the official data: their fingerprint")) << deep;
+  EXPECT_FALSE(has(deep, "closed division")) << deep;
+
+  // The easier set under the hard set's name, without the generator's mark (as copied from the archive).
+  ASSERT_EQ(lrahost("data generate pathfinder --set contour_length=6 --n 200 --out " + (d.path() / "pf").string()).code, 0);
+  const fs::path hard = d.path() / "hard" / "lra_release" / "pathfinder32" / "curv_contour_length_14";
+  fs::create_directories(hard.parent_path());
+  fs::copy(d.path() / "pf" / "pathfinder32" / "curv_baseline", hard, fs::copy_options::recursive);
+  for (const auto& e : fs::directory_iterator(hard))
+    if (e.is_regular_file() && e.path().extension() == ".txt") fs::remove(e.path());
+  const auto check = lrahost("data check --task pathfinder --data-dir " + (d.path() / "hard").string());
+  ASSERT_EQ(check.code, 0) << check.output;
+  EXPECT_TRUE(has(check.output, "pathfinder32 images in LRA's release layout under curv_contour_length_14 that are "
+                                "NOT LRA's curv_contour_length_14 set: the metadata give 200 of 200 images another "
+                                "contour length than 14 (first rows: 6 at ")) << check.output;
+  EXPECT_FALSE(has(check.output, "source        LRA release files")) << check.output;
+}
+
 // verify: a result on LRA's release files is checked on its counts; the flag
 // must agree with the data source it names, and be a boolean.
 TEST(ClosedTrust, ReleaseFilesAreCheckedOnTheirCountsAndTheFlagMustAgreeWithTheSource) {
@@ -270,6 +304,12 @@ TEST(ClosedTrust, AdversarialAReleaseDataResultReevaluatedAgainstAnotherCopyIsIn
   const auto at = other.output.find("fingerprint sha256:");
   ASSERT_NE(at, std::string::npos) << other.output;
   EXPECT_NE(other.output.substr(at + 12, 71), recorded) << "the copy's own fingerprint is named too";
+  // ... and each split that differs, with both of its fingerprints (every split, another seed).
+  for (const char* split : {"train", "val", "test"}) {
+    const std::string mine = r["task"]["split_fingerprints"][split];
+    EXPECT_TRUE(has(other.output, std::string("the ") + split + " split differs (")) << other.output;
+    EXPECT_TRUE(has(other.output, "task.split_fingerprints." + std::string(split) + " " + mine)) << other.output;
+  }
 }
 
 TEST(ClosedTrust, AResultWithoutTaskExamplesIsInvalidAndTheLeaderboardListsIt) {

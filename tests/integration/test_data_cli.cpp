@@ -42,6 +42,32 @@ TEST(DataCli, GenerateIsDeterministicAndCheckable) {
   EXPECT_NE(fingerprint_of(ca.output), "");
 }
 
+// `data generate --set` takes the task's [data] keys (another ListOps depth:
+// other data), and refuses what the task does not take, writing nothing.
+TEST(DataCli, GenerateTakesTheTasksDataKeysAndRefusesOthers) {
+  TempDir dir;
+  auto deep = lrahost("data generate listops --n 200 --seed 7 --set max_depth=12 --out " + dir.str() + "/deep");
+  ASSERT_EQ(deep.code, 0) << deep.output;
+  auto plain = lrahost("data generate listops --n 200 --seed 7 --out " + dir.str() + "/plain");
+  ASSERT_EQ(plain.code, 0) << plain.output;
+  EXPECT_NE(read_text(dir.path() / "deep" / "basic_train.tsv"), read_text(dir.path() / "plain" / "basic_train.tsv"));
+  const struct {
+    const char* set;
+    int code;
+    const char* says;
+  } bad[] = {{"nope=1", 4, "unknown key 'data.nope' for task 'listops' (valid: "},
+             {"max_depth=abc", 2, "'abc' is not a valid value for data.max_depth"},
+             {"max_depth=12x", 2, "'12x' is not a valid value for data.max_depth"},
+             {"max_depth", 2, "expected KEY=VALUE"}};
+  for (const auto& b : bad) {
+    const std::string out = dir.str() + "/bad-" + std::to_string(&b - bad);
+    auto o = lrahost("data generate listops --n 200 --set " + std::string(b.set) + " --out " + out);
+    EXPECT_EQ(o.code, b.code) << b.set << ": " << o.output;
+    EXPECT_NE(o.output.find(b.says), std::string::npos) << o.output;
+    EXPECT_FALSE(std::filesystem::exists(out)) << b.set;
+  }
+}
+
 TEST(DataCli, MissingDataSaysWhatIsExpected) {
   TempDir dir;
   auto o = lrahost("data check --task listops --data-dir " + dir.str() + "/nothing");

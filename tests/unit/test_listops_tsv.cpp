@@ -239,7 +239,56 @@ TEST_F(ListOpsTsv, PluginPrefersReleaseLayoutForLraDefaults) {
   st = plugin().load(req, &ds);
   ASSERT_TRUE(st.ok()) << st.message;
   EXPECT_EQ(ds.train.size(), 1u);
-  EXPECT_EQ(ds.source.rfind(lra::kLraReleaseSource, 0), 0u) << ds.source;
   EXPECT_NE(ds.source.find("NOT the full dataset: basic_train.tsv holds 1 examples of 96000"), std::string::npos)
       << ds.source;
+  // ... and these short examples are not LRA's release at all (issue 46): LRA's
+  // generator keeps only trees of 500 < length < 2000 tokens.
+  EXPECT_NE(ds.source.rfind(lra::kLraReleaseSource, 0), 0u) << ds.source;
+  EXPECT_NE(ds.source.find("NOT LRA's release: 3 examples outside its generator's bounds"), std::string::npos)
+      << ds.source;
+  EXPECT_NE(ds.source.find("basic_train.tsv:2: length 4 tokens, outside (500, 2000)"), std::string::npos)
+      << ds.source;
+}
+
+// The shape of every example against LRA's generator (lra_benchmarks/data/
+// listops.py: 500 < length < 2000, depth <= 10, 2..10 operands): counted,
+// the first one named with its reason.
+TEST_F(ListOpsTsv, CountsExamplesOutsideTheBoundsOfLrasGenerator) {
+  // Too many operands: [SM over 598 leaves, 600 tokens.
+  std::string many = "[SM";
+  for (int i = 0; i < 598; ++i) many += " 1";
+  many += " ]";
+  // Too deep: ten nested [MIN (the innermost one's [MAX leaves at depth 12), each holding one
+  // leaf and five [MAX of nine leaves: 10 x (2 + 1 + 5 x 11) = 580 tokens.
+  std::string deep;
+  for (int level = 0; level < 10; ++level) {
+    deep += "[MIN 1";
+    for (int g = 0; g < 5; ++g) deep += " [MAX 1 1 1 1 1 1 1 1 1 ]";
+    deep += " ";
+  }
+  for (int level = 0; level < 10; ++level) deep += "] ";
+  // Within the bounds: [MIN over ten [MAX, each over nine [SM of four leaves: 562 tokens, depth 4.
+  std::string fine = "[MIN";
+  for (int i = 0; i < 10; ++i) {
+    fine += " [MAX";
+    for (int j = 0; j < 9; ++j) fine += " [SM 1 2 3 4 ]";
+    fine += " ]";
+  }
+  fine += " ]";
+  const std::string path =
+      write("shapes.tsv", "Source\tTarget\n" + many + "\t0\n" + deep + "\t1\n" + fine + "\t0\n");
+  ReadReport rep;
+  const lra::Split split = read_tsv(path, &rep);
+  ASSERT_EQ(split.size(), 3u);
+  EXPECT_EQ(split.offsets[3] - split.offsets[2], 562);
+  EXPECT_EQ(rep.outside_lra_bounds, 2);  // the third is within them
+  EXPECT_NE(rep.first_outside_lra_bounds.find("shapes.tsv:2: an operator with 598 operands, outside 2..10"),
+            std::string::npos)
+      << rep.first_outside_lra_bounds;
+  // The deep one alone, named by its depth.
+  const std::string deep_only = write("deep.tsv", "Source\tTarget\n" + deep + "\t1\n");
+  read_tsv(deep_only, &rep);
+  EXPECT_EQ(rep.outside_lra_bounds, 1);
+  EXPECT_NE(rep.first_outside_lra_bounds.find("deep.tsv:2: depth 12 > 10"), std::string::npos)
+      << rep.first_outside_lra_bounds;
 }
