@@ -132,7 +132,7 @@ const ReferenceTable* find_reference_table(const std::string& file);  // nullptr
 
 // The configuration `run --reference NAME` names. Files are versioned:
 // reference-configurations/lra-table1.toml is "table1.0", lra-table1.1.toml
-// "table1.1"; the family name "table1" is its newest version. An unknown
+// "table1.1" (and so on); the family name "table1" is its newest version. An unknown
 // name is lra::Error(usage) listing the known ones.
 const ReferenceTable& reference_configuration(const std::string& name);
 std::vector<std::string> reference_configuration_names();  // "table1", "table1.0", "table1.1", ...

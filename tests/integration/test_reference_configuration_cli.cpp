@@ -48,8 +48,8 @@ class ReferenceConfigurationCli : public ::testing::Test {
 TEST_F(ReferenceConfigurationCli, RunIsOpenLabelledAndVerifiesNamingIt) {
   auto o = table1_run("sinkhorn", "sinkhorn");
   ASSERT_EQ(o.code, 0) << o.output;
-  EXPECT_TRUE(has(o.output, "configuration          LRA Table 1 configuration 1.1 "
-                            "(reference-configurations/lra-table1.1.toml, entry sinkhorn/listops)"))
+  EXPECT_TRUE(has(o.output, "configuration          LRA Table 1 configuration 1.2 "
+                            "(reference-configurations/lra-table1.2.toml, entry sinkhorn/listops)"))
       << o.output;
   const json r = result_of(path("sinkhorn"));
   EXPECT_EQ(r["division"], "open");
@@ -58,7 +58,7 @@ TEST_F(ReferenceConfigurationCli, RunIsOpenLabelledAndVerifiesNamingIt) {
   EXPECT_EQ(r["config"]["model"]["pooling"], "mean_padded") << "LRA's MEAN over every position, padding included";
   const json& c = r["reference_configuration"];
   EXPECT_EQ(c["name"], "table1");
-  EXPECT_EQ(c["label"], "LRA Table 1 configuration 1.1");
+  EXPECT_EQ(c["label"], "LRA Table 1 configuration 1.2");
   EXPECT_EQ(c["entry"], "sinkhorn/listops");
   EXPECT_EQ(c["settings"], json({{"mixer.mask_queries", true},
                                  {"model.pooling", "mean_padded"},
@@ -68,7 +68,7 @@ TEST_F(ReferenceConfigurationCli, RunIsOpenLabelledAndVerifiesNamingIt) {
   auto v = verify(path("sinkhorn") / "result.json");
   EXPECT_EQ(v.code, 0) << v.output;
   EXPECT_TRUE(has(v.output, "open, valid")) << v.output;
-  EXPECT_TRUE(has(v.output, "configuration: LRA Table 1 configuration 1.1 (reference-configurations/lra-table1.1.toml, "
+  EXPECT_TRUE(has(v.output, "configuration: LRA Table 1 configuration 1.2 (reference-configurations/lra-table1.2.toml, "
                             "entry sinkhorn/listops)"))
       << v.output;
   // The first version stays runnable by its number, and its results verify naming it.
@@ -182,8 +182,8 @@ TEST_F(ReferenceConfigurationCli, BenchPredictsTheConfigurationsRuns) {
   ASSERT_EQ(b.code, 0) << b.output;
   const json j = json::parse(read_text(out / "bench.json"));
   const json& run = j["runs"][0];
-  EXPECT_EQ(run["configuration"], "LRA Table 1 configuration 1.1 (entry sinkhorn/listops)") << j.dump();
-  EXPECT_TRUE(has(read_text(out / "bench.md"), "sinkhorn (LRA Table 1 configuration 1.1 (entry sinkhorn/listops))"));
+  EXPECT_EQ(run["configuration"], "LRA Table 1 configuration 1.2 (entry sinkhorn/listops)") << j.dump();
+  EXPECT_TRUE(has(read_text(out / "bench.md"), "sinkhorn (LRA Table 1 configuration 1.2 (entry sinkhorn/listops))"));
   auto bad = lrahost("bench --task listops --preset smoke --plugins s4d --reference table1 --out " +
                      path("bench-bad").string());
   EXPECT_EQ(bad.code, 2) << bad.output;
@@ -200,7 +200,7 @@ TEST_F(ReferenceConfigurationCli, TheLeaderboardLabelsTheEntry) {
   const json j = json::parse(read_text(site / "leaderboard.json"));
   ASSERT_EQ(j["open"].size(), 1u) << j.dump();
   const std::string made_with = j["open"][0]["made_with"].get<std::string>();
-  EXPECT_TRUE(has(made_with, "LRA Table 1 configuration 1.1; preset smoke")) << made_with;
+  EXPECT_TRUE(has(made_with, "LRA Table 1 configuration 1.2; preset smoke")) << made_with;
   EXPECT_FALSE(has(made_with, "mask_keys")) << made_with;
   EXPECT_FALSE(has(made_with, "rules.param_budget_ratio")) << "the configuration's own settings are its label";
   EXPECT_TRUE(has(read_text(site / "leaderboard.md"), "LRA Table 1 configuration"));

@@ -102,8 +102,8 @@ std::string replace_once(std::string s, const std::string& from, const std::stri
 TEST(ReferenceConfiguration, Table1CoversEveryBuiltinMixerAndTask) {
   const ReferenceTable& t = table1();
   EXPECT_TRUE(t.is_configuration());
-  EXPECT_EQ(t.label(), "LRA Table 1 configuration 1.1");
-  EXPECT_EQ(t.file(), "reference-configurations/lra-table1.1.toml");
+  EXPECT_EQ(t.label(), "LRA Table 1 configuration 1.2");
+  EXPECT_EQ(t.file(), "reference-configurations/lra-table1.2.toml");
   EXPECT_EQ(t.protocol(), "lra-v1");
   EXPECT_EQ(t.tasks(), kTasks);
   EXPECT_EQ(t.mixers(), kMixers);
@@ -112,12 +112,13 @@ TEST(ReferenceConfiguration, Table1CoversEveryBuiltinMixerAndTask) {
   // The compiled-in bytes are the file in the source tree.
   EXPECT_EQ(t.sha256(), sha256_hex(read_file(fs::path(LRA_SOURCE_DIR) / "manifests" / t.file())));
   const auto names = reference_configuration_names();
-  for (const char* n : {"table1", "table1.0", "table1.1"})
+  for (const char* n : {"table1", "table1.0", "table1.1", "table1.2"})
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
   // The family name is its newest version; the first stays runnable by its number.
-  EXPECT_EQ(&reference_configuration("table1"), &reference_configuration("table1.1"));
+  EXPECT_EQ(&reference_configuration("table1"), &reference_configuration("table1.2"));
+  EXPECT_EQ(reference_configuration("table1.1").label(), "LRA Table 1 configuration 1.1");
   EXPECT_EQ(reference_configuration("table1.0").label(), "LRA Table 1 configuration");
-  for (const char* bad : {"table1.2", "table1.", "table1.x", "table"}) {
+  for (const char* bad : {"table1.3", "table1.", "table1.x", "table"}) {
     try {
       reference_configuration(bad);
       ADD_FAILURE() << bad << " must be refused";

@@ -371,7 +371,9 @@ TEST(ReferenceTable, LaterTablesAndTheTable1ConfigurationsArePinned) {
   EXPECT_EQ(reference_table().file(), "reference-mixers/lra-v1.2.toml");
   EXPECT_EQ(reference_table().sha256(), "1e564e00730847de0885953653e3bc018707095f81d2e3b9587490a18fcbc063")
       << "manifests/reference-mixers/lra-v1.2.toml was edited after its release: make a new file";
-  EXPECT_EQ(reference_configuration("table1").file(), "reference-configurations/lra-table1.1.toml");
+  EXPECT_EQ(reference_configuration("table1").file(), "reference-configurations/lra-table1.2.toml");
+  EXPECT_EQ(reference_configuration("table1.2").sha256(), "d5ba9960aa4ca25b2bd040fab9a44e5670cb7e7859dff874769c3e516774e831")
+      << "manifests/reference-configurations/lra-table1.2.toml was edited after its release: make a new file";
   EXPECT_EQ(reference_configuration("table1.1").sha256(), "1bbf4149590be633c3af9a43dd2b4d0595513d08009f98000865ea84aa450527")
       << "manifests/reference-configurations/lra-table1.1.toml was edited after its release: make a new file";
 }
