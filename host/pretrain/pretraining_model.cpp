@@ -8,7 +8,10 @@ namespace lra::host {
 
 PretrainingModelImpl::PretrainingModelImpl(Classifier c, int64_t vocab_size, uint64_t seed) : classifier(std::move(c)) {
   register_module(kPretrainedClassifier, classifier);
-  const auto* embed_weight = classifier->named_parameters().find("embed.weight");
+  // named_parameters() returns a dictionary by value: keep it while reading from it.
+  const auto parameters = classifier->named_parameters();
+  const auto* embed_weight = parameters.find("embed.weight");
+  TORCH_CHECK(embed_weight != nullptr, "PretrainingModel: the classifier has no embed.weight");
   const int64_t d = embed_weight->size(1);
   // Its own generator: the head's values are a function of the seed alone,
   // never of how many numbers the mixers drew.
