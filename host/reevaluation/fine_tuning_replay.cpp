@@ -10,7 +10,6 @@
 #include <torch/torch.h>
 
 #include "common/text.h"
-#include "isolation/mixer_wire.h"
 #include "pretrain/fine_tuning_start.h"
 #include "reevaluation/model_parameters.h"
 #include "train/module_io.h"
@@ -19,12 +18,6 @@
 
 namespace lra::host {
 namespace {
-
-NamedTensors snapshot(const torch::nn::Module& m) {
-  NamedTensors out;
-  for (const auto& nt : wire::module_tensors(m)) out.emplace_back(nt.name, nt.tensor.detach().to(torch::kCPU).clone());
-  return out;
-}
 
 std::string number(double x) {
   char buf[32];
@@ -46,7 +39,7 @@ nlohmann::json replay_fine_tuning_start(const FineTuningReplayInput& in, const R
                      factory);
     model->to(device);
     load_module(*model, in.encoder, device);
-    const NamedTensors start = snapshot(*model);
+    const NamedTensors start = snapshot_tensors(*model);
 
     // The run's fine-tuning, stopped after its first updates.
     std::vector<std::shared_ptr<lra::Mixer>> mixers;
@@ -62,7 +55,7 @@ nlohmann::json replay_fine_tuning_start(const FineTuningReplayInput& in, const R
     seed_fine_tuning(static_cast<int64_t>(run.seed));
     spdlog::logger quiet("fine-tuning replay", std::make_shared<spdlog::sinks::null_sink_mt>());
     const TrainResult trained = train_and_evaluate(model, data, t, quiet);
-    const NamedTensors replayed = snapshot(*model);
+    const NamedTensors replayed = snapshot_tensors(*model);
 
     // Against the run's weights after the same updates.
     const NamedTensors recorded = read_model_file(in.start);

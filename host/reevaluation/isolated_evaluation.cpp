@@ -26,13 +26,6 @@ using nlohmann::json;
 
 namespace {
 
-// The model's tensors by name, copied (the fresh initialisation, kept).
-NamedTensors snapshot(const torch::nn::Module& m) {
-  NamedTensors out;
-  for (const auto& nt : wire::module_tensors(m)) out.emplace_back(nt.name, nt.tensor.detach().to(torch::kCPU).clone());
-  return out;
-}
-
 void restore(torch::nn::Module& m, const NamedTensors& from) {
   std::map<std::string, const at::Tensor*> by_name;
   for (const auto& [name, t] : from) by_name[name] = &t;
@@ -74,7 +67,7 @@ IsolatedEvaluation evaluate_isolated(const IsolatedEvaluationInput& in, MixerPro
                                   run.summary},
                      factory);
     model->eval();
-    const NamedTensors fresh = snapshot(*model);
+    const NamedTensors fresh = snapshot_tensors(*model);
 
     // The optimizer groups: the plugin's hints, grouped by the host.
     if (const json* recorded = json_at(run.result, {"optimizer"}); recorded && !recorded->is_null()) {

@@ -4,9 +4,16 @@
 #include <torch/serialize.h>
 
 #include "common/text.h"
+#include "isolation/mixer_wire.h"
 #include "lra/status.h"
 
 namespace lra::host {
+
+NamedTensors snapshot_tensors(const torch::nn::Module& m) {
+  NamedTensors out;
+  for (const auto& nt : wire::module_tensors(m)) out.emplace_back(nt.name, nt.tensor.detach().to(torch::kCPU).clone());
+  return out;
+}
 
 NamedTensors read_model_file(const std::filesystem::path& file) {
   NamedTensors out;

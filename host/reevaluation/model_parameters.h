@@ -21,10 +21,15 @@
 #include <vector>
 
 #include <ATen/Tensor.h>
+#include <torch/nn/module.h>
 
 namespace lra::host {
 
 using NamedTensors = std::vector<std::pair<std::string, at::Tensor>>;
+
+// Every tensor of `m` (parameters and buffers, wire::module_tensors order), copied to the CPU:
+// a model's state kept while the model goes on (its fresh initialisation, a replay's start).
+NamedTensors snapshot_tensors(const torch::nn::Module& m);
 
 // Every tensor of a file written by save_module (train/module_io.h), in order.
 // Throws lra::Error(data) naming the file for anything unreadable or in another format.

@@ -65,6 +65,18 @@ class PretrainingCli : public ::testing::Test {
     }
     return honest_;
   }
+  // `run` submitted alone (copied as runs-NAME/NAME) and re-evaluated into
+  // checked-NAME; a submit that fails is returned in place of the verdict.
+  Outcome submit_and_reevaluate(const fs::path& run, const std::string& name) {
+    const fs::path runs = d_.path() / ("runs-" + name), bundle = d_.path() / (name + ".tar");
+    fs::create_directories(runs);
+    fs::copy(run, runs / name, fs::copy_options::recursive);
+    const auto s = lrahost("submit " + runs.string() + " --out " + bundle.string());
+    EXPECT_EQ(s.code, 0) << s.output;
+    if (s.code != 0) return s;
+    return lrahost("verify --reevaluate " + bundle.string() + " --out " + (d_.path() / ("checked-" + name)).string() +
+                   " --threads 2 --data-dir " + data().string());
+  }
   // A copy of the honest run to break.
   fs::path copy_of_honest(const std::string& name) {
     const fs::path to = d_.path() / name;
@@ -247,13 +259,7 @@ TEST_F(PretrainingCli, APythonMixerGoesThroughBothPhases) {
   EXPECT_EQ(lrahost("verify " + (run / "result.json").string()).code, 0);
   // Its bundle re-evaluates, the fine-tuning's start replayed through the confined Python mixer.
   if (!sandbox_works()) GTEST_SKIP() << "bubblewrap cannot create a sandbox here (apt-get install bubblewrap)";
-  const fs::path runs = d_.path() / "python-runs", bundle = d_.path() / "python.tar";
-  fs::create_directories(runs);
-  fs::copy(run, runs / "python", fs::copy_options::recursive);
-  const auto s = lrahost("submit " + runs.string() + " --out " + bundle.string());
-  ASSERT_EQ(s.code, 0) << s.output;
-  const auto v = lrahost("verify --reevaluate " + bundle.string() + " --out " + (d_.path() / "python-checked").string() +
-                         " --threads 2 --data-dir " + data().string());
+  const auto v = submit_and_reevaluate(run, "python");
   EXPECT_EQ(v.code, 0) << v.output;
   EXPECT_NE(v.output.find("give pretraining/fine-tuning-start.pt bit for bit"), std::string::npos) << v.output;
 }
@@ -363,16 +369,7 @@ TEST_F(PretrainingCli, AReevaluationReplaysTheFineTuningStartAndRefusesOtherWeig
   const auto files = lrahost("verify " + (other / "result.json").string());
   ASSERT_EQ(files.code, 0) << files.output;  // nothing in the files gives it away
 
-  auto reevaluate = [&](const fs::path& run, const std::string& name) {
-    const fs::path runs = d_.path() / ("runs-" + name), bundle = d_.path() / (name + ".tar");
-    fs::create_directories(runs);
-    fs::copy(run, runs / name, fs::copy_options::recursive);
-    const auto s = lrahost("submit " + runs.string() + " --out " + bundle.string());
-    EXPECT_EQ(s.code, 0) << s.output;
-    return lrahost("verify --reevaluate " + bundle.string() + " --out " + (d_.path() / ("checked-" + name)).string() +
-                   " --threads 2 --data-dir " + data().string());
-  };
-  const auto v = reevaluate(other, "forged");
+  const auto v = submit_and_reevaluate(other, "forged");
   EXPECT_EQ(v.code, 4) << v.output;
   EXPECT_NE(v.output.find("the fine-tuning did not start from pretraining/encoder.pt"), std::string::npos)
       << v.output;
@@ -384,7 +381,7 @@ TEST_F(PretrainingCli, AReevaluationReplaysTheFineTuningStartAndRefusesOtherWeig
   reseal(older, o);
   fs::remove(older / "pretraining" / "fine-tuning-start.pt");
   ASSERT_EQ(lrahost("verify " + (older / "result.json").string()).code, 0);
-  const auto w = reevaluate(older, "older");
+  const auto w = submit_and_reevaluate(older, "older");
   EXPECT_EQ(w.code, 4) << w.output;
   EXPECT_NE(w.output.find("pretraining.fine_tuning_start is missing"), std::string::npos) << w.output;
 }
@@ -404,14 +401,10 @@ TEST_F(PretrainingCli, EveryMixerReplaysItsFineTuningStartBitForBit) {
   ASSERT_GE(plugins.size(), 12u);
   for (const auto& [name, spec] : plugins) {
     SCOPED_TRACE(name);
-    const fs::path runs = d_.path() / ("every-" + name), bundle = d_.path() / ("every-" + name + ".tar");
-    const auto o = lrahost(spt_run(data(), runs / "run", spec) + small);
+    const fs::path run = d_.path() / ("every-" + name);
+    const auto o = lrahost(spt_run(data(), run, spec) + small);
     ASSERT_EQ(o.code, 0) << o.output;
-    const auto s = lrahost("submit " + runs.string() + " --out " + bundle.string());
-    ASSERT_EQ(s.code, 0) << s.output;
-    const auto v = lrahost("verify --reevaluate " + bundle.string() + " --out " +
-                           (d_.path() / ("every-checked-" + name)).string() + " --threads 2 --data-dir " +
-                           data().string());
+    const auto v = submit_and_reevaluate(run, "every-" + name);
     EXPECT_EQ(v.code, 0) << v.output;
     EXPECT_NE(v.output.find("give pretraining/fine-tuning-start.pt bit for bit"), std::string::npos) << v.output;
   }
