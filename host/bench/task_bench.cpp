@@ -82,7 +82,7 @@ std::vector<Planned> plan(const BenchArgs& a) {
         given = with_configuration_options(c, {});
         x.estimate.configuration = c.table->label() + " (entry " + c.entry.label() + ")";
       }
-      x.options = resolve_run_mixer_options(*p, given, m.task, m.name).options;
+      x.options = resolve_run_mixer_options(*p, given, x.manifest).options;
       auto& e = x.estimate;
       e.plugin = p->descriptor.name;
       e.task = m.task;

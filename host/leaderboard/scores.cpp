@@ -94,17 +94,21 @@ std::string made_with(const json& result, const std::string& division) {
 
 // A built-in mixer's options against its task's reference settings. Built-in:
 // run recorded a reference_settings object (null: not the host's own plugin;
-// absent: a result from before the field) and the table knows the name. Only
-// which table and, for an open result, whether the smoke overrides apply are
-// taken from the result; the verdict comes from the options. The smoke
-// overrides never apply to a closed result.
+// absent: a result from before the field) and the table knows the name. The
+// table is the one the result's config names (reference_table_of_result: a
+// claimed table counts only for results from before manifests named one),
+// whether the smoke overrides apply to an open result is the result's word,
+// and the verdict comes from the options. The smoke overrides never apply to
+// a closed result.
 void compare_with_reference(const ScoreInput& in, Facts& f) {
   const json* claimed = json_at(in.result, {"plugin", "reference_settings"});
   if (!claimed || !claimed->is_object()) return;
-  const ReferenceTable* table = nullptr;
-  if (claimed->contains("table") && (*claimed)["table"].is_string())
-    table = find_reference_table((*claimed)["table"].get<std::string>());
-  if (!table) table = &reference_table();
+  const ReferenceTable* table = reference_table_of_result(in.result);
+  if (!table) {  // a config naming a table this host does not have (a newer host's): not judged as used
+    f.table = json_at(in.result, {"config", "rules", "reference_settings"})->get<std::string>();
+    f.differs = {"(a reference settings table this host does not have)"};
+    return;
+  }
   if (!table->has_mixer(f.plugin)) return;
   const json* preset = json_at(in.result, {"task", "preset"});
   const json* entry_label = json_at(*claimed, {"entry"});

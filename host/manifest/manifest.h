@@ -7,7 +7,7 @@
 //   [train]  steps batch_size lr schedule warmup steps_per_cycle (decay_steps) weight_decay
 //            betas eps grad_clip eval_every checkpoint_every seed eval_batch_size
 //   [data]   free-form scalars, validated by the task plugin
-//   [rules]  param_budget_ratio (seeds)
+//   [rules]  param_budget_ratio (seeds) (reference_settings)
 //   [pretrain] (optional; a self-pretraining protocol, docs/rules.md
 //            "Self-pretraining") objective keys and the training keys of its
 //            first phase, see pretrain_fields in manifest_fields.cpp
@@ -100,6 +100,11 @@ struct RulesConfig {
   // Optional key: the trial seeds of a complete submission (`lrahost suite`
   // runs each; `lrahost verify` checks none is missing). Empty = [train.seed].
   std::vector<int64_t> seeds;
+  // Optional key (added in lra-v1.3): the LRA reference settings table the
+  // host's built-in mixers run with, by its name relative to manifests/
+  // ("reference-mixers/lra-v1.3.toml"). Absent ("") = the table every release
+  // before it ran with (reference/reference_mixers.h kTableOfManifestsWithoutKey).
+  std::string reference_settings;
 };
 
 // The first phase of a self-pretraining protocol (the SPT of Amos, Berant and

@@ -81,6 +81,12 @@ const std::vector<FieldDef>& rules_fields() {
       // The trial seeds a complete submission runs (lrahost suite, verify); optional: default [train.seed].
       {"seeds", Kind::int_list, [](Manifest& m, const Typed& t) { m.rules.seeds = t.list; },
        [](const Manifest& m) -> json { return trial_seeds(m); }, true},
+      // In to_json only where the manifest has it, like positions_without_rotary.
+      {"reference_settings", Kind::string, [](Manifest& m, const Typed& t) { m.rules.reference_settings = t.s; },
+       [](const Manifest& m) -> json {
+         return m.rules.reference_settings.empty() ? json() : json(m.rules.reference_settings);
+       },
+       true},
   };
   return f;
 }

@@ -7,6 +7,7 @@
 #include "common/text.h"
 #include "manifest/manifest_fields.h"
 #include "manifest/lr_factors.h"
+#include "reference/reference_mixers.h"
 
 namespace lra::host {
 namespace {
@@ -212,6 +213,13 @@ void check_rules(const RulesConfig& r, const Checker& c) {
     if (std::find(seen.begin(), seen.end(), seed) != seen.end())
       c.bad("rules.seeds", std::to_string(seed), "each seed may appear once");
     seen.push_back(seed);
+  }
+  if (!r.reference_settings.empty()) {
+    const auto tables = settings_table_names();
+    if (std::find(tables.begin(), tables.end(), r.reference_settings) == tables.end())
+      c.bad("rules.reference_settings", quote(r.reference_settings),
+            "expected the name of a reference settings table this host compiles in: one of " + text::join(tables) +
+                " (docs/releases.md)");
   }
 }
 

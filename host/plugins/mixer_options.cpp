@@ -105,19 +105,19 @@ lra::Params resolve_mixer_options(const LoadedPlugin& mixer, const std::map<std:
 }
 
 RunMixerOptions resolve_run_mixer_options(const LoadedPlugin& mixer, const std::map<std::string, std::string>& given,
-                                          const std::string& task, const std::string& manifest_name) {
+                                          const Manifest& manifest) {
   const auto specs = declared_options(mixer);
   const lra::Params defaults = defaults_of(specs);
   RunMixerOptions r{defaults, json(nullptr)};
   const std::string& name = mixer.descriptor.name;
   // Built-in means shipped with this host: a third-party .so that happens to
   // be called "performer" gets no reference settings.
-  const ReferenceTable& table = reference_table();
+  const ReferenceTable& table = reference_table_named(manifest.rules.reference_settings);
   if (!table.has_mixer(name) || !is_builtin_plugin_file(mixer.descriptor.file)) {
     apply_given(mixer, specs, given, r.options);
     return r;
   }
-  const auto entry = table.entry(name, task, is_smoke_manifest(manifest_name));
+  const auto entry = table.entry(name, manifest.task, is_smoke_manifest(manifest.name));
   lra::Params reference;  // the entry's settings, typed as declared
   json applied = json::array();
   if (entry) {

@@ -32,13 +32,14 @@ struct RunMixerOptions {
 };
 
 // For `run`: the plugin's declared defaults; for a built-in mixer (a plugin
-// in builtin_plugin_dir() whose name the reference table knows) the entry of
-// `task`, with the smoke overrides when `manifest_name` is a smoke one
-// ("smoke/<task>"); then `given` (--set mixer.X) on top, which always wins.
-// A table option the plugin does not declare, or of another type, is
-// lra::Error(internal) (a table out of step with its plugin).
+// in builtin_plugin_dir() whose name the manifest's reference table knows:
+// rules.reference_settings, reference_table_named) the entry of its task, with
+// the smoke overrides when the manifest is a smoke one ("smoke/<task>"); then
+// `given` (--set mixer.X) on top, which always wins. A table option the plugin
+// does not declare, or of another type, is lra::Error(internal) (a table out
+// of step with its plugin).
 RunMixerOptions resolve_run_mixer_options(const LoadedPlugin& mixer, const std::map<std::string, std::string>& given,
-                                          const std::string& task, const std::string& manifest_name);
+                                          const Manifest& manifest);
 
 // One line for the run log: which entry set what and what --set changed
 // ("" for a plugin that is not built-in).

@@ -5,6 +5,7 @@
 
 #include <toml++/toml.h>
 
+#include "common/json_input.h"
 #include "common/sha256.h"
 #include "lra/status.h"
 #include "reference/embedded_tables.h"
@@ -388,6 +389,36 @@ const ReferenceTable& reference_table() {
     throw Error(ErrorKind::internal, std::string("reference table ") + kReferenceTableFile +
                                          " is not compiled into this host (rebuild from a complete checkout)");
   return *t;
+}
+
+std::vector<std::string> settings_table_names() {
+  std::vector<std::string> out;
+  for (const auto& f : embedded_reference_tables())
+    if (const ReferenceTable* t = find_reference_table(f.name); t && !t->is_configuration()) out.emplace_back(f.name);
+  return out;
+}
+
+const ReferenceTable& reference_table_named(const std::string& manifest_key) {
+  const std::string file = manifest_key.empty() ? kTableOfManifestsWithoutKey : manifest_key;
+  const ReferenceTable* t = find_reference_table(file);
+  if (t && !t->is_configuration()) return *t;
+  std::string known;
+  for (const auto& n : settings_table_names()) known += (known.empty() ? "" : ", ") + n;
+  throw Error(ErrorKind::rules, "rules.reference_settings = \"" + file + "\": " +
+                                    (t ? "a reference configuration (run --reference), not a settings table"
+                                       : "not a reference settings table this host compiles in") +
+                                    "; expected one of: " + known + " (docs/releases.md)");
+}
+
+const ReferenceTable* reference_table_of_result(const json& result) {
+  if (const json* named = json_at(result, {"config", "rules", "reference_settings"}); named && named->is_string()) {
+    const ReferenceTable* t = find_reference_table(named->get<std::string>());
+    return t && !t->is_configuration() ? t : nullptr;
+  }
+  if (const json* claimed = json_at(result, {"plugin", "reference_settings", "table"}); claimed && claimed->is_string())
+    for (const char* before : kTablesBeforeTheManifestKey)
+      if (claimed->get<std::string>() == before) return find_reference_table(before);
+  return find_reference_table(kTableOfManifestsWithoutKey);
 }
 
 }  // namespace lra::host

@@ -20,9 +20,17 @@
 
 namespace lra::host {
 
-// The table `run` applies (the one for the lra-v1 protocol), by its name
-// relative to manifests/.
-inline constexpr const char* kReferenceTableFile = "reference-mixers/lra-v1.2.toml";
+// Which table a run applies is the manifest's to say: rules.reference_settings
+// names one by its name relative to manifests/ (added in lra-v1.3, whose
+// manifests name kReferenceTableFile). A manifest without the key (every
+// release before lra-v1.3, and any manifest written for them) runs under
+// kTableOfManifestsWithoutKey, as those releases always did.
+inline constexpr const char* kReferenceTableFile = "reference-mixers/lra-v1.3.toml";  // the newest
+inline constexpr const char* kTableOfManifestsWithoutKey = "reference-mixers/lra-v1.2.toml";
+// The tables runs recorded before manifests named one: a result whose config
+// names no table may have been compared with any of them (the one its host had).
+inline constexpr const char* kTablesBeforeTheManifestKey[] = {
+    "reference-mixers/lra-v1.toml", "reference-mixers/lra-v1.1.toml", "reference-mixers/lra-v1.2.toml"};
 
 // Reference configurations (manifests/reference-configurations/<name>.toml)
 // use the same layout for a named, open way of running the built-in mixers
@@ -127,8 +135,22 @@ std::string setting_text(const nlohmann::json& value);
 bool is_smoke_manifest(const std::string& manifest_name);
 
 // The tables compiled into the host, parsed once (a broken one throws as parse()).
-const ReferenceTable& reference_table();                              // kReferenceTableFile
+const ReferenceTable& reference_table();                              // kReferenceTableFile, the newest
 const ReferenceTable* find_reference_table(const std::string& file);  // nullptr when not embedded
+
+// The settings table a manifest's rules.reference_settings names ("" = none:
+// kTableOfManifestsWithoutKey). A name that is not an embedded settings table
+// (a configuration, a made-up file) is lra::Error(rules) naming the value and
+// the tables there are.
+const ReferenceTable& reference_table_named(const std::string& manifest_key);
+std::vector<std::string> settings_table_names();  // the embedded settings tables, sorted
+
+// The settings table a result is compared with: the one its recorded config
+// names (config.rules.reference_settings), never the one the result claims;
+// for a config that names none, the claimed table when it is one of
+// kTablesBeforeTheManifestKey, else kTableOfManifestsWithoutKey. nullptr when
+// the config names a table this host does not compile in (a newer host's).
+const ReferenceTable* reference_table_of_result(const nlohmann::json& result);
 
 // The configuration `run --reference NAME` names. Files are versioned:
 // reference-configurations/lra-table1.toml is "table1.0", lra-table1.1.toml

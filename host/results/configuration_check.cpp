@@ -4,7 +4,8 @@
 // the table gives; the keys it calls changed are exactly those whose recorded
 // value (config, plugin.options) is not the entry's; and the result is open.
 // Nothing is taken from the record that the table and the result's own
-// config can settle.
+// config can settle. Also the reference settings stage: a built-in mixer's
+// recorded table is the one its manifest named.
 #include "results/verify_checks.h"
 
 #include "common/json_input.h"
@@ -65,6 +66,24 @@ std::string check_reference_configuration(Checker& c, const json& result) {
   return ok ? describe_reference_configuration(
                   {{"label", table->label()}, {"table", file}, {"entry", entry->label()}, {"changed", differs}})
             : "";
+}
+
+void check_reference_settings_table(Checker& c, const json& result) {
+  const json* named = json_at(result, {"config", "rules", "reference_settings"});
+  const json* claimed = json_at(result, {"plugin", "reference_settings"});
+  if (!named || !named->is_string() || !claimed || !claimed->is_object()) return;
+  const std::string file = named->get<std::string>();
+  const ReferenceTable* table = find_reference_table(file);
+  if (!table) return;  // the config stage names a table this host does not compile in
+  const json* claimed_table = json_at(*claimed, {"table"});
+  const json* claimed_sha = json_at(*claimed, {"sha256"});
+  if (!claimed_table || *claimed_table != file)
+    c.fail("plugin.reference_settings.table is " + (claimed_table ? show(*claimed_table) : std::string("missing")) +
+           ", but the manifest as run (config.rules.reference_settings) names " + quoted(file) +
+           ": the run applies the table its manifest names");
+  else if (!claimed_sha || *claimed_sha != table->sha256())
+    c.fail("plugin.reference_settings.sha256 " + (claimed_sha ? show(*claimed_sha) : std::string("missing")) +
+           " is not that of " + file + " (" + table->sha256() + ")");
 }
 
 }  // namespace lra::host::verify_internal

@@ -67,6 +67,7 @@ VerifyReport verify_result_json(const json& result, const OfficialLookup& offici
   check_param_budget(c, fields);
   check_optimizer_groups(c, result, fields);
   report.configuration = check_reference_configuration(c, result);
+  check_reference_settings_table(c, result);
   report.protocol = check_pretraining(c, result);
   const bool closed = check_division(c, result, fields, official, report.release);
   report.division = closed ? "closed" : "open";

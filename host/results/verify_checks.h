@@ -63,6 +63,9 @@ void check_optimizer_groups(Checker& c, const nlohmann::json& result, const Resu
 // result is open. Returns the configuration in words ("" when the result has
 // none or the record fails).
 std::string check_reference_configuration(Checker& c, const nlohmann::json& result);
+// A built-in mixer's plugin.reference_settings names the table (and its bytes)
+// that config.rules.reference_settings names, when the config names one.
+void check_reference_settings_table(Checker& c, const nlohmann::json& result);
 
 // pretraining_check.cpp — a self-pretrained result's chain: the phase the
 // configuration asks for, on the training split, with its weights. Returns

@@ -73,8 +73,9 @@ RunPlan plan_run(const RunArgs& a) {
     throw Error(ErrorKind::usage, "world size " + std::to_string(p.ranks.world_size) + " does not divide the manifest's "
                                       "global batch train.batch_size = " + std::to_string(p.manifest.train.batch_size) +
                                       " (each rank trains on batch / world size examples)");
-  // Built-in mixers start from the task's LRA reference settings (manifests/reference-mixers/), then --set.
-  p.resolved = resolve_run_mixer_options(*p.mixer, mixer_sets, a.task, p.manifest.name);
+  // Built-in mixers start from the task's LRA reference settings (the table the
+  // manifest names, manifests/reference-mixers/), then --set.
+  p.resolved = resolve_run_mixer_options(*p.mixer, mixer_sets, p.manifest);
   p.division = classify_run(p.choices);
   if (p.configuration) {
     // Open whatever it changes (the transformer's entry changes nothing): the

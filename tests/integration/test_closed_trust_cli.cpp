@@ -76,17 +76,17 @@ TEST(ClosedTrust, AResealedSmokeResultClaimingClosedIsInvalidNamingEachField) {
   EXPECT_EQ(v.code, 4) << v.output;
   EXPECT_TRUE(has(v.output, "open, INVALID")) << v.output;
   // The configuration: the smoke manifest's 2,000-token-free small model and 20 steps.
-  EXPECT_TRUE(has(v.output, "config is not the official manifest's (release lra-v1.2)")) << v.output;
+  EXPECT_TRUE(has(v.output, "config is not the official manifest's (release lra-v1.3)")) << v.output;
   EXPECT_TRUE(has(v.output, "config.model.layers is")) << v.output;
   EXPECT_TRUE(has(v.output, "config.train.steps is 20, the official manifest says 5000")) << v.output;
   // The split sizes and the data.
-  EXPECT_TRUE(has(v.output, "task.examples.train is 8000, the official listops data (release lra-v1.2) have 96000"))
+  EXPECT_TRUE(has(v.output, "task.examples.train is 8000, the official listops data (release lra-v1.3) have 96000"))
       << v.output;
   EXPECT_TRUE(has(v.output, "task.data_fingerprint is")) << v.output;
   EXPECT_TRUE(has(v.output, "not the fingerprint of the official data")) << v.output;
   // The budget's base: the smoke model's reference Transformer is not the official one.
   EXPECT_TRUE(has(v.output, "rules.reference_params is " + forged["rules"]["reference_params"].dump() +
-                                ", the reference Transformer of the official manifest (release lra-v1.2) has " +
+                                ", the reference Transformer of the official manifest (release lra-v1.3) has " +
                                 official_rules("listops")["reference_params"].dump() + " parameters"))
       << v.output;
 }
@@ -110,7 +110,7 @@ TEST(ClosedTrust, OfficialConfigWithOtherDataIsStillInvalid) {
   r["rules"] = official_rules("listops");
   lra::host::write_result(d.path() / "forged2", claim_closed(r, "listops"));
   auto v2 = lrahost("verify " + (d.path() / "forged2").string());
-  EXPECT_TRUE(has(v2.output, "closed (release lra-v1.2), valid")) << v2.output;
+  EXPECT_TRUE(has(v2.output, "closed (release lra-v1.3), valid")) << v2.output;
 }
 
 // Issue 31: the parameter budget of a closed claim is the protocol's. A
@@ -131,7 +131,7 @@ TEST(ClosedTrust, AdversarialAClosedClaimCannotChooseItsReferenceModelOrRatio) {
   auto v = lrahost("verify " + (d.path() / "reference").string());
   EXPECT_EQ(v.code, 4) << v.output;
   EXPECT_TRUE(has(v.output, "rules.reference_params is 1000000000000, the reference Transformer of the official "
-                            "manifest (release lra-v1.2) has " + rules["reference_params"].dump() + " parameters"))
+                            "manifest (release lra-v1.3) has " + rules["reference_params"].dump() + " parameters"))
       << v.output;
 
   r["rules"] = rules;
@@ -140,14 +140,14 @@ TEST(ClosedTrust, AdversarialAClosedClaimCannotChooseItsReferenceModelOrRatio) {
   lra::host::write_result(d.path() / "ratio", claim_closed(r, "listops"));
   v = lrahost("verify " + (d.path() / "ratio").string());
   EXPECT_EQ(v.code, 4) << v.output;
-  EXPECT_TRUE(has(v.output, "rules.param_budget_ratio is 1000.0, the official manifest (release lra-v1.2) says 1.1"))
+  EXPECT_TRUE(has(v.output, "rules.param_budget_ratio is 1000.0, the official manifest (release lra-v1.3) says 1.1"))
       << v.output;
 
   // The official numbers: the file is closed and valid (one seed of three: the submission is not complete).
   r["rules"] = rules;
   lra::host::write_result(d.path() / "honest", claim_closed(r, "listops"));
   v = lrahost("verify " + (d.path() / "honest").string());
-  EXPECT_TRUE(has(v.output, "closed (release lra-v1.2), valid")) << v.output;
+  EXPECT_TRUE(has(v.output, "closed (release lra-v1.3), valid")) << v.output;
 }
 
 // The division an official run logs before its first step (the run itself is not needed).
@@ -165,7 +165,7 @@ TEST(ClosedTrust, AnOfficialRunOnNonOfficialDataIsOpenFromTheStart) {
   ASSERT_FALSE(out.empty()) << "the run could not be started";
   EXPECT_TRUE(has(out, "(official preset, open division)")) << out;
   EXPECT_TRUE(has(out, "open division: the data are not the official data: task.examples.train is 2000, the "
-                       "official text data (release lra-v1.2) have 25000"))
+                       "official text data (release lra-v1.3) have 25000"))
       << out;
   EXPECT_FALSE(has(out, "closed division")) << out;
 }
@@ -188,7 +188,7 @@ TEST(ClosedTrust, AnOfficialRunOnLrasReleaseLayoutIsClosedAtTheOfficialSizes) {
   const std::string small = official_run_start("--task listops --data-dir " + (d.path() / "small").string(), d.path() / "b");
   EXPECT_TRUE(has(small, "(official preset, open division)")) << small;
   EXPECT_TRUE(has(small, "open division: the data are not the official data: task.examples.train is 9600, the "
-                         "official listops data (release lra-v1.2) have 96000"))
+                         "official listops data (release lra-v1.3) have 96000"))
       << small;
 }
 
@@ -238,7 +238,7 @@ TEST(ClosedTrust, ReleaseFilesAreCheckedOnTheirCountsAndTheFlagMustAgreeWithTheS
   r["rules"] = official_rules("listops");
   lra::host::write_result(d.path() / "release", claim_closed(r, "listops"));
   auto v = lrahost("verify " + (d.path() / "release").string());
-  EXPECT_TRUE(has(v.output, "closed (release lra-v1.2), valid")) << v.output;
+  EXPECT_TRUE(has(v.output, "closed (release lra-v1.3), valid")) << v.output;
   // The leaderboard ranks it but says its data were not checked (issue 46): verify
   // judges release files by their counts, which an easier set of the same layout
   // also has; only a trusted re-evaluation against the maintainer's copy checks

@@ -12,6 +12,7 @@
 
 #include "cli_harness.h"
 #include "common/sha256.h"
+#include "results/result.h"
 #include "tiny_run.h"
 
 namespace lra::test {
@@ -33,7 +34,7 @@ Outcome tiny_run(const std::string& data, const fs::path& out, const std::string
 json result_of(const fs::path& run) { return json::parse(read_text(run / "result.json")); }
 
 std::string table_sha256() {
-  return lra::host::sha256_hex(read_text(fs::path(LRA_SOURCE_DIR) / "manifests/reference-mixers/lra-v1.2.toml"));
+  return lra::host::sha256_hex(read_text(fs::path(LRA_SOURCE_DIR) / "manifests/reference-mixers/lra-v1.3.toml"));
 }
 
 // Each test in its own folder (ctest runs every test as its own process).
@@ -48,7 +49,7 @@ TEST_F(ReferenceCli, RunAppliesAndRecordsTheTaskEntry) {
   auto o = tiny_run(data(), path("ref"), "performer");
   ASSERT_EQ(o.code, 0) << o.output;
   EXPECT_NE(o.output.find("mixer options: LRA reference settings performer/smoke/listops from "
-                          "reference-mixers/lra-v1.2.toml"),
+                          "reference-mixers/lra-v1.3.toml"),
             std::string::npos)
       << o.output;
   const json r = result_of(path("ref"));
@@ -58,7 +59,7 @@ TEST_F(ReferenceCli, RunAppliesAndRecordsTheTaskEntry) {
   EXPECT_EQ(p["options"]["nb_features"], 2);
   EXPECT_EQ(p["options"]["redraw"], 1);
   const json& rs = p["reference_settings"];
-  EXPECT_EQ(rs["table"], "reference-mixers/lra-v1.2.toml");
+  EXPECT_EQ(rs["table"], "reference-mixers/lra-v1.3.toml");
   EXPECT_EQ(rs["sha256"], table_sha256());
   EXPECT_EQ(rs["entry"], "performer/smoke/listops");
   EXPECT_EQ(rs["used"], true);
@@ -100,6 +101,48 @@ TEST_F(ReferenceCli, ThirdPartyPluginsGetNone) {
   EXPECT_EQ(p["name"], "performer");
   EXPECT_TRUE(p["reference_settings"].is_null());
   EXPECT_EQ(p["options"]["nb_features"], 256) << "the plugin's own default, not LRA's";
+}
+
+// Release lra-v1.3: the manifest names the table a run applies. local runs
+// with LRA's masked query rows under it; --set rules.reference_settings
+// naming lra-v1.2's table (what every earlier release runs with) turns them
+// off, and that honest result verifies too. A result whose recorded table is
+// not the one its config names is invalid, even re-sealed.
+TEST_F(ReferenceCli, TheManifestNamesTheTableAndVerifyHoldsTheResultToIt) {
+  auto now = tiny_run(data(), path("now"), "local");
+  ASSERT_EQ(now.code, 0) << now.output;
+  json r = result_of(path("now"));
+  EXPECT_EQ(r["config"]["rules"]["reference_settings"], "reference-mixers/lra-v1.3.toml");
+  EXPECT_EQ(r["plugin"]["options"]["mask_queries"], true);
+  EXPECT_EQ(r["plugin"]["reference_settings"]["table"], "reference-mixers/lra-v1.3.toml");
+  EXPECT_EQ(r["plugin"]["reference_settings"]["used"], true);
+
+  auto before = tiny_run(data(), path("before"), "local",
+                         " --set rules.reference_settings=reference-mixers/lra-v1.2.toml");
+  ASSERT_EQ(before.code, 0) << before.output;
+  const json b = result_of(path("before"));
+  EXPECT_EQ(b["plugin"]["options"]["mask_queries"], false);
+  EXPECT_EQ(b["plugin"]["reference_settings"]["table"], "reference-mixers/lra-v1.2.toml");
+  auto vb = lrahost("verify " + (path("before") / "result.json").string());
+  EXPECT_EQ(vb.code, 0) << vb.output;
+
+  // The lra-v1.3 run claiming lra-v1.2's table (and its bytes), re-sealed.
+  r["plugin"]["reference_settings"]["table"] = "reference-mixers/lra-v1.2.toml";
+  r["plugin"]["reference_settings"]["sha256"] = b["plugin"]["reference_settings"]["sha256"];
+  r.erase("digest");
+  lra::host::write_result(path("forged"), lra::host::seal(r));
+  auto vf = lrahost("verify " + (path("forged") / "result.json").string());
+  EXPECT_EQ(vf.code, 4) << vf.output;
+  EXPECT_NE(vf.output.find("plugin.reference_settings.table is \"reference-mixers/lra-v1.2.toml\", but the manifest "
+                           "as run (config.rules.reference_settings) names \"reference-mixers/lra-v1.3.toml\""),
+            std::string::npos)
+      << vf.output;
+
+  // A name that is no settings table: refused before anything runs, naming the key.
+  auto bad = tiny_run(data(), path("bad"), "local", " --set rules.reference_settings=reference-mixers/lra-v9.toml");
+  EXPECT_EQ(bad.code, 4) << bad.output;
+  EXPECT_NE(bad.output.find("rules.reference_settings"), std::string::npos) << bad.output;
+  EXPECT_FALSE(fs::exists(path("bad") / "result.json"));
 }
 
 // The state-space mixers are built in but not LRA's: `run` trains them with

@@ -77,7 +77,10 @@ TEST_F(ReferenceConfigurationCli, RunIsOpenLabelledAndVerifiesNamingIt) {
   ASSERT_EQ(first.code, 0) << first.output;
   const json f = result_of(path("first"));
   EXPECT_EQ(f["reference_configuration"]["label"], "LRA Table 1 configuration");
-  EXPECT_EQ(f["plugin"]["options"]["mask_queries"], false);
+  // 1.0 does not name mask_queries: the table the manifest names decides it,
+  // true since release lra-v1.3 (LRA's masked query rows in the closed division).
+  EXPECT_EQ(f["plugin"]["options"]["mask_queries"], true);
+  EXPECT_EQ(f["plugin"]["reference_settings"]["table"], "reference-mixers/lra-v1.3.toml");
   auto vf = verify(path("first") / "result.json");
   EXPECT_EQ(vf.code, 0) << vf.output;
   EXPECT_TRUE(has(vf.output, "configuration: LRA Table 1 configuration (reference-configurations/lra-table1.toml, "

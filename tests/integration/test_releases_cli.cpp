@@ -20,7 +20,7 @@ TEST(ReleasesCli, TheMeasuredListOpsResultVerifiesUnderItsRelease) {
   const std::string file = std::string(LRA_SOURCE_DIR) + "/docs/measured/listops-official-transformer-h100.result.json";
   auto v = lrahost("verify " + file);
   EXPECT_EQ(v.code, 0) << v.output;
-  EXPECT_NE(v.output.find("closed (release lra-v1.0, superseded by lra-v1.2), valid"), std::string::npos) << v.output;
+  EXPECT_NE(v.output.find("closed (release lra-v1.0, superseded by lra-v1.3), valid"), std::string::npos) << v.output;
   EXPECT_NE(v.output.find("submission (1 result): closed, valid"), std::string::npos) << v.output;
 }
 
@@ -32,7 +32,7 @@ TEST(ReleasesCli, TheMeasuredListOpsResultVerifiesUnderItsRelease) {
 TEST(ReleasesCli, TheMeasuredH200ListOpsResultVerifiesClosedUnderLraV12) {
   const std::string file = std::string(LRA_SOURCE_DIR) + "/docs/measured/listops-official-transformer-h200.result.json";
   auto v = lrahost("verify " + file);
-  EXPECT_NE(v.output.find("listops-official-transformer-h200.result.json: closed (release lra-v1.2), valid"),
+  EXPECT_NE(v.output.find("listops-official-transformer-h200.result.json: closed (release lra-v1.2, superseded by lra-v1.3), valid"),
             std::string::npos)
       << v.output;
   EXPECT_EQ(v.code, 0) << "a valid result verifies: " << v.output;

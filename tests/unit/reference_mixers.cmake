@@ -12,10 +12,10 @@ add_dependencies(test_reference_mixers ${lra_builtin_plugins} lra_test_fixtures)
 # the rest of this feature's tests, the source beside the other CLI tests.
 lra_unit_test(test_reference_cli
   SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/test_reference_cli.cpp
-  LIBS lra_host_common nlohmann_json::nlohmann_json LABEL integration)
+  LIBS lra_host_common lra_host_results nlohmann_json::nlohmann_json LABEL integration)
 target_include_directories(test_reference_cli PRIVATE ${PROJECT_SOURCE_DIR}/tests/integration)
 add_dependencies(test_reference_cli lrahost lra_test_fixtures lra_mixer_performer lra_mixer_s4d lra_mixer_mamba2
-                 lra_task_listops)
+                 lra_mixer_local lra_task_listops)
 target_compile_definitions(test_reference_cli PRIVATE LRAHOST_BIN="$<TARGET_FILE:lrahost>"
                            LRA_FIXTURE_PLUGIN_DIR="${LRA_FIXTURE_PLUGIN_DIR}")
 

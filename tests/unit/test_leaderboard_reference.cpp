@@ -16,8 +16,10 @@ using namespace lra::host;
 
 namespace {
 
-// A result as `lrahost run` records it: the task's reference settings of a
-// built-in mixer, plus the plugin's compute-only options.
+// A result as `lrahost run` records it under the current release: the manifest
+// names the reference table (config.rules.reference_settings), the result
+// records the task's reference settings of a built-in mixer, plus the
+// plugin's compute-only options.
 ScoreInput result(const std::string& plugin, const std::string& task, json options, json reference_settings,
                   double accuracy = 0.6, const std::string& division = "closed") {
   json r = {{"division", division},
@@ -28,6 +30,7 @@ ScoreInput result(const std::string& plugin, const std::string& task, json optio
               {"options", options},
               {"reference_settings", reference_settings}}},
             {"task", {{"name", task}, {"preset", division == "closed" ? "official" : "smoke"}, {"examples", {{"test", 1000}}}}},
+            {"config", {{"rules", {{"reference_settings", kReferenceTableFile}}}}},
             {"seed", 0},
             {"metrics", {{"test_accuracy", accuracy}}},
             {"digest", "sha256:" + plugin + task + options.dump()}};
@@ -69,7 +72,7 @@ TEST(LeaderboardReference, ReferenceRunsAreOneEntryAcrossTasks) {
   const ScoreEntry& e = entries[0];
   ASSERT_TRUE(e.reference);
   EXPECT_TRUE(e.reference->used);
-  EXPECT_EQ(e.reference->table, "reference-mixers/lra-v1.2.toml");
+  EXPECT_EQ(e.reference->table, kReferenceTableFile);
   EXPECT_TRUE(e.options.empty()) << "no option differs from the reference";
   EXPECT_TRUE(e.lra_average);
   EXPECT_EQ(e.tasks.size(), 5u);
@@ -128,13 +131,51 @@ TEST(LeaderboardReference, ThirdPartyAndUnknownPluginsAreNotMarked) {
       result("performer", "text", {{"kernel", "softmax"}, {"nb_features", 256}, {"redraw", 0}, {"chunk", 64}}, nullptr);
   old.result["plugin"].erase("reference_settings");
   EXPECT_FALSE(aggregate_scores({old})[0].reference);
-  // A built-in's result claiming another table than any compiled in is compared with the current one.
+  // A built-in's result claiming another table than any compiled in is compared
+  // with the one its manifest names.
   ScoreInput other = result("performer", "text", reference_options("performer", "text"),
                             {{"table", "reference-mixers/lra-v9.toml"}, {"used", false}});
   const auto judged = aggregate_scores({other});
   ASSERT_TRUE(judged[0].reference);
   EXPECT_TRUE(judged[0].reference->used);
-  EXPECT_EQ(judged[0].reference->table, "reference-mixers/lra-v1.2.toml");
+  EXPECT_EQ(judged[0].reference->table, kReferenceTableFile);
+}
+
+// Release lra-v1.3: the manifest names the table, so a result cannot pick an
+// older, laxer one. local ran without LRA's masked query rows and claims
+// lra-v1.2's table (where that was the setting): under an lra-v1.3 manifest it
+// is judged against lra-v1.3 and differs; a result whose manifest names no
+// table (releases before lra-v1.3) keeps the table it ran under.
+TEST(LeaderboardReference, TheTableIsTheOneTheManifestNamesNotTheClaimedOne) {
+  const ReferenceTable* v12 = find_reference_table(kTableOfManifestsWithoutKey);
+  ASSERT_NE(v12, nullptr);
+  const json lax = v12->entry("local", "pathfinder", false)->values();
+  ASSERT_EQ(lax["mask_queries"], false);
+  ScoreInput forged = result("local", "pathfinder", lax, {{"table", kTableOfManifestsWithoutKey}, {"used", true}});
+  auto judged = aggregate_scores({forged});
+  ASSERT_TRUE(judged[0].reference);
+  EXPECT_FALSE(judged[0].reference->used);
+  EXPECT_EQ(judged[0].reference->table, kReferenceTableFile);
+  EXPECT_EQ(judged[0].reference->differs.at("pathfinder"), std::vector<std::string>{"mask_queries"});
+  // The same options under a manifest that names no table: lra-v1.2's settings, used.
+  ScoreInput before = forged;
+  before.result["config"]["rules"].erase("reference_settings");
+  judged = aggregate_scores({before});
+  EXPECT_TRUE(judged[0].reference->used);
+  EXPECT_EQ(judged[0].reference->table, kTableOfManifestsWithoutKey);
+  // ... and an older table it claims (lra-v1.1, before mask_queries existed) is
+  // the one its host had: its options, without the option, used that table.
+  ScoreInput older = before;
+  older.result["plugin"]["reference_settings"]["table"] = "reference-mixers/lra-v1.1.toml";
+  older.result["plugin"]["options"].erase("mask_queries");
+  judged = aggregate_scores({older});
+  EXPECT_TRUE(judged[0].reference->used);
+  EXPECT_EQ(judged[0].reference->table, "reference-mixers/lra-v1.1.toml");
+  // A claim of the newest table without a manifest naming it is not taken.
+  ScoreInput claims_new = before;
+  claims_new.result["plugin"]["reference_settings"]["table"] = kReferenceTableFile;
+  judged = aggregate_scores({claims_new});
+  EXPECT_EQ(judged[0].reference->table, kTableOfManifestsWithoutKey);
 }
 
 TEST(LeaderboardReference, SmokeOverridesOnlyForOpenSmokeResults) {
@@ -163,7 +204,7 @@ TEST(LeaderboardReference, PagesShowTheMarker) {
   const std::string html = leaderboard_html(board);
   EXPECT_NE(html.find("<span class=\"refset yes\""), std::string::npos);
   EXPECT_NE(html.find("<span class=\"refset no\""), std::string::npos);
-  EXPECT_NE(html.find("reference-mixers/lra-v1.2.toml"), std::string::npos) << "the tooltip names the table";
+  EXPECT_NE(html.find(kReferenceTableFile), std::string::npos) << "the tooltip names the table";
   const json j = leaderboard_json(board);
   int marked = 0, unmarked = 0;
   for (const auto& e : j["closed"]) (e["reference_settings"].is_null() ? unmarked : marked)++;

@@ -276,14 +276,14 @@ TEST(ManifestErrors, MalformedToml) {
   std::string msg = expect_rules(replace_once(official_text(), "layers = 4", "layers = = 4"),
                                  {"malformed TOML"});
   // toml++'s line and column: "test.toml:<line>:<col>: ..."
-  EXPECT_NE(msg.find("test.toml:15:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("test.toml:20:"), std::string::npos) << msg;
   expect_rules("schema = \"lrahost.manifest/v1\"\n[model\n", {"malformed TOML", "test.toml:2:"});
 }
 
 TEST(ManifestErrors, UnknownKey) {
   expect_rules(replace_once(official_text(), "layers = 4 ", "layer = 4 "),
                {"unknown key 'model.layer'", "did you mean 'model.layers'", "valid keys:", "d_model",
-                "test.toml:15:1"});
+                "test.toml:20:1"});
   expect_rules(official_text() + "\n[train.extra]\nx = 1\n", {"train.extra"});
 }
 
@@ -327,7 +327,7 @@ TEST(ManifestErrors, InvalidValues) {
   const std::string t = official_text();
   std::string msg = expect_rules(replace_once(t, "d_model = 512", "d_model = 500"),
                                  {"model.d_model = 500", "divisible by model.heads = 8"});
-  EXPECT_NE(msg.find("test.toml:16:"), std::string::npos) << msg;  // points at the value
+  EXPECT_NE(msg.find("test.toml:21:"), std::string::npos) << msg;  // points at the value
   expect_rules(replace_once(t, "qkv_dim = 512", "qkv_dim = 100"), {"model.qkv_dim = 100", "divisible"});
   expect_rules(replace_once(t, "heads = 8", "heads = 0"), {"model.heads = 0", "positive"});
   expect_rules(replace_once(t, "steps = 5000", "steps = -5"), {"train.steps = -5", "positive"});

@@ -30,12 +30,12 @@ TEST(OfficialRegistry, AnyReleasedManifestIsClosedAndNamed) {
   RunChoices c = run_choices("pathfinder", "manifest old.toml", embedded_text("released/lra-v1.1/pathfinder.toml"), &release);
   ASSERT_TRUE(release.has_value());
   EXPECT_EQ(release->version, "lra-v1.1");
-  EXPECT_EQ(release->superseded_by, "lra-v1.2");
+  EXPECT_EQ(release->superseded_by, "lra-v1.3");
   EXPECT_EQ(classify_run(c).name, "closed");
 
   c = run_choices("pathfinder", "preset 'official'", std::string(find_official("pathfinder")->text), &release);
   ASSERT_TRUE(release.has_value());
-  EXPECT_EQ(release->version, "lra-v1.2");
+  EXPECT_EQ(release->version, "lra-v1.3");
   EXPECT_TRUE(release->current);
   EXPECT_EQ(classify_run(c).name, "closed");
 }
@@ -48,7 +48,7 @@ TEST(OfficialRegistry, OtherBytesAreOpenAgainstTheCurrentRelease) {
   const RunDivision d = classify_run(c);
   EXPECT_EQ(d.name, "open");
   ASSERT_EQ(d.reasons.size(), 1u);
-  EXPECT_NE(d.reasons[0].find("released/lra-v1.2/image.toml (release lra-v1.2)"), std::string::npos) << d.reasons[0];
+  EXPECT_NE(d.reasons[0].find("released/lra-v1.3/image.toml (release lra-v1.3)"), std::string::npos) << d.reasons[0];
   // A released manifest of another task is not this task's.
   run_choices("image", "manifest x.toml", std::string(find_official("pathx")->text), &release);
   EXPECT_FALSE(release.has_value());
@@ -56,15 +56,20 @@ TEST(OfficialRegistry, OtherBytesAreOpenAgainstTheCurrentRelease) {
 
 TEST(OfficialRegistry, VerifyLookupAndSeedsFollowTheRegistry) {
   const auto listops = registry_official("listops");
-  ASSERT_EQ(listops.size(), 4u);  // lra-v1.0, 1.1, 1.2, then lra-spt-v1.0 (another protocol)
+  ASSERT_EQ(listops.size(), 6u);  // lra-v1.0, 1.1, 1.2, lra-spt-v1.0 (another protocol), lra-v1.3, lra-spt-v1.1
   EXPECT_EQ(listops[3].release, "lra-spt-v1.0");
   EXPECT_EQ(listops[3].protocol, "lra-spt-v1");
-  EXPECT_EQ(listops[3].superseded_by, "");
+  EXPECT_EQ(listops[3].superseded_by, "lra-spt-v1.1");
   EXPECT_EQ(listops[2].protocol, "lra-v1");
   EXPECT_EQ(listops[0].release, "lra-v1.0");
-  EXPECT_EQ(listops[0].superseded_by, "lra-v1.2");
+  EXPECT_EQ(listops[0].superseded_by, "lra-v1.3");
   EXPECT_EQ(listops[1].release, "lra-v1.1");
-  EXPECT_EQ(listops[1].superseded_by, "");  // its bytes are carried unchanged into lra-v1.2
+  EXPECT_EQ(listops[1].superseded_by, "lra-v1.3");  // its bytes were carried unchanged into lra-v1.2
+  EXPECT_EQ(listops[4].release, "lra-v1.3");
+  EXPECT_EQ(listops[4].superseded_by, "");
+  EXPECT_EQ(listops[5].release, "lra-spt-v1.1");
+  EXPECT_EQ(listops[5].protocol, "lra-spt-v1");
+  EXPECT_EQ(listops[5].superseded_by, "");
   EXPECT_TRUE(registry_official("my-task").empty());
   EXPECT_EQ(registry_trial_seeds("listops", listops[0].sha256), std::vector<int64_t>{0});
   EXPECT_EQ(registry_trial_seeds("listops", ""), (std::vector<int64_t>{0, 1, 2}));

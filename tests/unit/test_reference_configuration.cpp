@@ -61,7 +61,7 @@ Resolved resolve(const std::string& mixer, const std::string& task) {
   const LoadedPlugin& plugin = open_plugin(mixer, LRA_KIND_MIXER);
   r.configuration = apply_reference_configuration("table1", plugin, task, r.manifest, &overrides);
   EXPECT_EQ(overrides, r.configuration.manifest_overrides);
-  r.options = resolve_run_mixer_options(plugin, with_configuration_options(r.configuration, {}), task, r.manifest.name)
+  r.options = resolve_run_mixer_options(plugin, with_configuration_options(r.configuration, {}), r.manifest)
                   .options;
   return r;
 }

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@
 #include "plugins/mixer_factory.h"
 #include "common/sha256.h"
 #include "lra/status.h"
+#include "manifest/embedded.h"
 #include "manifest/presets.h"
 #include "model/backbone.h"
 #include "plugins/loader.h"
@@ -95,7 +97,7 @@ a = { value = 1, source = "models/m.py:1" }
 
 TEST(ReferenceTable, CoversEveryBuiltinMixerAndTask) {
   const ReferenceTable& t = reference_table();
-  EXPECT_EQ(t.file(), "reference-mixers/lra-v1.2.toml");
+  EXPECT_EQ(t.file(), "reference-mixers/lra-v1.3.toml");
   EXPECT_EQ(t.protocol(), "lra-v1");
   EXPECT_EQ(t.tasks(), kTasks);
   auto mixers = kMixers;
@@ -222,10 +224,10 @@ TEST_P(ReferenceBudget, EveryTaskResolvesAndFitsOfficialAndSmoke) {
     for (const std::string preset : {"official", "smoke"}) {
       SCOPED_TRACE(name + " on " + task + " (" + preset + ")");
       const Manifest m = load_preset(task, preset);
-      const RunMixerOptions r = resolve_run_mixer_options(plugin, {}, task, m.name);
+      const RunMixerOptions r = resolve_run_mixer_options(plugin, {}, m);
       const json& rs = r.reference_settings;
       ASSERT_TRUE(rs.is_object());
-      EXPECT_EQ(rs["table"], "reference-mixers/lra-v1.2.toml");
+      EXPECT_EQ(rs["table"], "reference-mixers/lra-v1.3.toml");
       EXPECT_EQ(rs["sha256"], reference_table().sha256());
       EXPECT_EQ(rs["entry"], name + (preset == "smoke" ? "/smoke/" : "/") + task);
       EXPECT_EQ(rs["used"], true);
@@ -281,24 +283,25 @@ TEST(ReferenceSettings, BudgetsThatLraItselfBroke) {
   // The labelled deviations are needed: LRA's own settings are over the budget.
   const Manifest image = load_preset("image", "smoke");
   const LoadedPlugin& linformer = builtin("linformer");
-  const auto learned = resolve_run_mixer_options(linformer, {{"projection", "learned"}}, "image", image.name);
+  const auto learned = resolve_run_mixer_options(linformer, {{"projection", "learned"}}, image);
   const Count c = count(image, linformer, learned.options);
   EXPECT_GT(c.total, c.budget) << "a learned projection on the smoke Image backbone";
   EXPECT_EQ(learned.reference_settings["changed"], json({"projection"}));
   const Manifest retrieval = load_preset("retrieval", "official");
-  const auto r = resolve_run_mixer_options(linformer, {{"projection", "learned"}}, "retrieval", retrieval.name);
+  const auto r = resolve_run_mixer_options(linformer, {{"projection", "learned"}}, retrieval);
   const Count cr = count(retrieval, linformer, r.options);
   EXPECT_GT(cr.total, cr.budget);
   const Manifest listops = load_preset("listops", "official");
   const LoadedPlugin& synth = builtin("synthesizer");
-  const auto k7 = resolve_run_mixer_options(synth, {{"k", "7"}}, "listops", listops.name);
+  const auto k7 = resolve_run_mixer_options(synth, {{"k", "7"}}, listops);
   const Count ck = count(listops, synth, k7.options);
   EXPECT_GT(ck.total, ck.budget) << "k = 6 is the largest factorized rank on ListOps";
 }
 
 TEST(ReferenceSettings, UserSetWinsAndIsRecordedAsChanged) {
   const LoadedPlugin& performer = builtin("performer");
-  const auto r = resolve_run_mixer_options(performer, {{"kernel", "softmax"}, {"chunk", "32"}}, "text", "lra-v1/text");
+  const Manifest text = load_preset("text", "official");
+  const auto r = resolve_run_mixer_options(performer, {{"kernel", "softmax"}, {"chunk", "32"}}, text);
   EXPECT_EQ(std::get<std::string>(r.options.at("kernel")), "softmax");    // --set wins
   EXPECT_EQ(std::get<int64_t>(r.options.at("nb_features")), 0);          // the table
   EXPECT_EQ(std::get<int64_t>(r.options.at("chunk")), 32);
@@ -311,11 +314,14 @@ TEST(ReferenceSettings, UserSetWinsAndIsRecordedAsChanged) {
   EXPECT_NE(line.find("performer/text"), std::string::npos) << line;
   EXPECT_NE(line.find("changed by --set: kernel"), std::string::npos) << line;
   // A value the plugin cannot take is the usual error.
-  EXPECT_THROW(resolve_run_mixer_options(performer, {{"nb_features", "many"}}, "text", "lra-v1/text"), lra::Error);
+  EXPECT_THROW(resolve_run_mixer_options(performer, {{"nb_features", "many"}}, text), lra::Error);
 }
 
 TEST(ReferenceSettings, TaskWithoutEntryKeepsThePluginDefaults) {
-  const auto r = resolve_run_mixer_options(builtin("performer"), {}, "my_task", "mine/my_task");
+  Manifest mine = load_preset("text", "official");
+  mine.task = "my_task";
+  mine.name = "mine/my_task";
+  const auto r = resolve_run_mixer_options(builtin("performer"), {}, mine);
   EXPECT_EQ(std::get<std::string>(r.options.at("kernel")), "softmax");
   EXPECT_TRUE(r.reference_settings["entry"].is_null());
   EXPECT_EQ(r.reference_settings["used"], false);
@@ -330,7 +336,7 @@ TEST(ReferenceSettings, AnotherCopyOfABuiltinIsThirdParty) {
   const LoadedPlugin& p = open_plugin(copy.string(), LRA_KIND_MIXER);
   EXPECT_EQ(p.descriptor.name, "performer");
   EXPECT_FALSE(is_builtin_plugin_file(p.descriptor.file));
-  const auto r = resolve_run_mixer_options(p, {}, "text", "lra-v1/text");
+  const auto r = resolve_run_mixer_options(p, {}, load_preset("text", "official"));
   EXPECT_TRUE(r.reference_settings.is_null());
   EXPECT_EQ(std::get<std::string>(r.options.at("kernel")), "softmax") << "the plugin's own default";
   EXPECT_EQ(describe_reference_settings(r.reference_settings), "");
@@ -339,7 +345,7 @@ TEST(ReferenceSettings, AnotherCopyOfABuiltinIsThirdParty) {
 
 TEST(ReferenceSettings, FixturePluginGetsNone) {
   const LoadedPlugin& p = open_plugin(std::string(LRA_FIXTURE_PLUGIN_DIR) + "/fixture_ballast.so", LRA_KIND_MIXER);
-  const auto r = resolve_run_mixer_options(p, {{"ballast", "0"}}, "listops", "lra-v1/listops");
+  const auto r = resolve_run_mixer_options(p, {{"ballast", "0"}}, load_preset("listops", "official"));
   EXPECT_TRUE(r.reference_settings.is_null());
   EXPECT_EQ(std::get<int64_t>(r.options.at("ballast")), 0);
 }
@@ -368,9 +374,13 @@ TEST(ReferenceTable, LaterTablesAndTheTable1ConfigurationsArePinned) {
   EXPECT_EQ(reference_configuration("table1.0").sha256(),
             "d3885eeab9375254b72d19f35347649535343a0869d64947751bc49e929d585b")
       << "manifests/reference-configurations/lra-table1.toml was edited after its release: make a new file";
-  EXPECT_EQ(reference_table().file(), "reference-mixers/lra-v1.2.toml");
-  EXPECT_EQ(reference_table().sha256(), "1e564e00730847de0885953653e3bc018707095f81d2e3b9587490a18fcbc063")
+  const ReferenceTable* v12 = find_reference_table("reference-mixers/lra-v1.2.toml");
+  ASSERT_NE(v12, nullptr) << "a released table stays compiled in: results name it";
+  EXPECT_EQ(v12->sha256(), "1e564e00730847de0885953653e3bc018707095f81d2e3b9587490a18fcbc063")
       << "manifests/reference-mixers/lra-v1.2.toml was edited after its release: make a new file";
+  EXPECT_EQ(reference_table().file(), "reference-mixers/lra-v1.3.toml");
+  EXPECT_EQ(reference_table().sha256(), "09e5adf2da6300b8cb08eb0e63cdb855063aac0766b41d474c90cc80bf514dbd")
+      << "manifests/reference-mixers/lra-v1.3.toml was edited after its release: make a new file";
   EXPECT_EQ(reference_configuration("table1").file(), "reference-configurations/lra-table1.2.toml");
   EXPECT_EQ(reference_configuration("table1.2").sha256(), "d5ba9960aa4ca25b2bd040fab9a44e5670cb7e7859dff874769c3e516774e831")
       << "manifests/reference-configurations/lra-table1.2.toml was edited after its release: make a new file";
@@ -386,11 +396,98 @@ TEST(ReferenceTable, ResultsUnderTheSecondTableKeepTheirEntries) {
   ASSERT_NE(v11, nullptr);
   const json before = {{"block_size", 50}};
   EXPECT_TRUE(reference_differences(*v11->entry("local", "listops", false), before).empty());
-  EXPECT_EQ(reference_differences(*reference_table().entry("local", "listops", false), before),
+  const ReferenceTable& v12 = reference_table_named("");  // what a manifest naming no table runs with
+  EXPECT_EQ(v12.file(), "reference-mixers/lra-v1.2.toml");
+  EXPECT_EQ(reference_differences(*v12.entry("local", "listops", false), before),
             std::vector<std::string>{"mask_queries"});
-  EXPECT_TRUE(reference_differences(*reference_table().entry("local", "listops", false),
-                                    {{"block_size", 50}, {"mask_queries", false}})
+  EXPECT_TRUE(reference_differences(*v12.entry("local", "listops", false), {{"block_size", 50}, {"mask_queries", false}})
                   .empty());
+}
+
+// Release lra-v1.3's table adopts LRA's masked query rows in the closed
+// division: the six mixers that have the option set it on every task, and
+// nothing else differs from lra-v1.2's table.
+TEST(ReferenceTable, TheFourthTableAdoptsLrasMaskedQueryRowsAndNothingElse) {
+  const ReferenceTable& v13 = reference_table();
+  const ReferenceTable& v12 = reference_table_named("");
+  EXPECT_EQ(v13.mixers(), v12.mixers());
+  EXPECT_FALSE(v13.is_configuration());
+  const std::set<std::string> masking = {"bigbird", "local", "longformer", "sinkhorn", "sparse_transformer", "synthesizer"};
+  for (const auto& mixer : v13.mixers())
+    for (const auto& task : kTasks)
+      for (const bool smoke : {false, true}) {
+        SCOPED_TRACE(mixer + "/" + task + (smoke ? " (smoke)" : ""));
+        json now = v13.entry(mixer, task, smoke)->values();
+        json before = v12.entry(mixer, task, smoke)->values();
+        if (masking.count(mixer)) {
+          EXPECT_EQ(now["mask_queries"], true);
+          EXPECT_EQ(before["mask_queries"], false);
+          now.erase("mask_queries");
+          before.erase("mask_queries");
+        } else {
+          EXPECT_FALSE(now.contains("mask_queries"));
+        }
+        EXPECT_EQ(now, before);
+        EXPECT_TRUE(v13.entry(mixer, task, smoke)->deviations().size() <= v12.entry(mixer, task, smoke)->deviations().size());
+      }
+}
+
+// A run applies the table its manifest names: lra-v1.3's manifests name the
+// fourth table; lra-v1.2's released bytes name none and keep running as they
+// did (a closed run under an earlier release stays that release's run).
+TEST(ReferenceSettings, TheManifestNamesTheTableARunApplies) {
+  const LoadedPlugin& local = builtin("local");
+  const Manifest now = load_preset("pathfinder", "official");
+  EXPECT_EQ(now.rules.reference_settings, kReferenceTableFile);
+  const auto r13 = resolve_run_mixer_options(local, {}, now);
+  EXPECT_EQ(std::get<bool>(r13.options.at("mask_queries")), true);
+  EXPECT_EQ(r13.reference_settings["table"], kReferenceTableFile);
+  EXPECT_EQ(r13.reference_settings["applied"], json({"block_size", "mask_queries"}));
+  const EmbeddedFile* released = find_embedded("released/lra-v1.2/pathfinder.toml");
+  ASSERT_NE(released, nullptr);
+  const Manifest v12 = parse_manifest(released->text, "builtin:released/lra-v1.2/pathfinder.toml");
+  EXPECT_EQ(v12.rules.reference_settings, "");
+  EXPECT_FALSE(to_json(v12)["rules"].contains("reference_settings")) << "older configurations keep their keys";
+  const auto r12 = resolve_run_mixer_options(local, {}, v12);
+  EXPECT_EQ(std::get<bool>(r12.options.at("mask_queries")), false);
+  EXPECT_EQ(r12.reference_settings["table"], kTableOfManifestsWithoutKey);
+  EXPECT_EQ(r12.reference_settings["used"], true);
+  // --set rules.reference_settings picks another table (and makes the run open, as any --set).
+  Manifest set = now;
+  apply_override(set, std::string("rules.reference_settings=") + kTableOfManifestsWithoutKey);
+  EXPECT_EQ(std::get<bool>(resolve_run_mixer_options(local, {}, set).options.at("mask_queries")), false);
+  // Every working manifest of the LRA protocols, official and smoke, names the newest table.
+  for (const std::string protocol : {"scratch", "spt"})
+    for (const std::string preset : {"official", "smoke"})
+      for (const auto& task : preset_tasks(preset, protocol))
+        if (task != "forgetting")  // the causal LM has no LRA reference entry
+          EXPECT_EQ(load_preset(task, preset, protocol).rules.reference_settings, kReferenceTableFile)
+            << preset << "/" << protocol << "/" << task;
+}
+
+// A name that is not a settings table is refused where the manifest is read
+// (exit 4 naming the key, the value and the tables there are).
+TEST(ReferenceSettings, AManifestNamingNoSuchTableIsRefused) {
+  const std::string text(find_embedded("lra-v1/listops.toml")->text);
+  for (const std::string bad : {"reference-mixers/lra-v9.toml", "reference-configurations/lra-table1.2.toml"}) {
+    SCOPED_TRACE(bad);
+    std::string edited = text;
+    const std::string from = std::string("\"") + kReferenceTableFile + "\"";
+    edited.replace(edited.find(from), from.size(), "\"" + bad + "\"");
+    try {
+      parse_manifest(edited, "mine.toml");
+      ADD_FAILURE() << "accepted rules.reference_settings = " << bad;
+    } catch (const lra::Error& e) {
+      EXPECT_EQ(e.kind(), lra::ErrorKind::rules);
+      const std::string what = e.what();
+      EXPECT_NE(what.find("mine.toml"), std::string::npos) << what;
+      EXPECT_NE(what.find("rules.reference_settings"), std::string::npos) << what;
+      EXPECT_NE(what.find(kReferenceTableFile), std::string::npos) << "lists the tables there are: " << what;
+    }
+  }
+  Manifest m = load_preset("listops", "official");
+  EXPECT_THROW(apply_override(m, "rules.reference_settings=reference-mixers/lra-v9.toml"), lra::Error);
+  EXPECT_EQ(m.rules.reference_settings, kReferenceTableFile) << "left unchanged";
 }
 
 // An old result, from before mask_keys existed, keeps being compared with the
@@ -418,7 +515,7 @@ TEST_P(NonLraBudget, DefaultsFitEveryTaskWithoutAReferenceEntry) {
     for (const std::string preset : {"official", "smoke"}) {
       SCOPED_TRACE(name + " on " + task + " (" + preset + ")");
       const Manifest m = load_preset(task, preset);
-      const RunMixerOptions r = resolve_run_mixer_options(plugin, {}, task, m.name);
+      const RunMixerOptions r = resolve_run_mixer_options(plugin, {}, m);
       EXPECT_TRUE(r.reference_settings.is_null());
       EXPECT_EQ(params_json(r.options), params_json(resolve_mixer_options(plugin, {})));
       expect_within_budget(name, task, preset, count(m, plugin, r.options));

@@ -52,6 +52,18 @@ const std::vector<Pin>& pins() {
     {"lra-spt-v1.0", "image", "63980023d25fbab03bc9b1347a3a824480c5de911b6f14dd2bc840df3f61d4e5"},
     {"lra-spt-v1.0", "pathfinder", "2600135cc2294dcc5191c2a82ee740ed342a68a9f6a2e2088d13da4a5f402416"},
     {"lra-spt-v1.0", "pathx", "ef682e869c9f48e2de80232cefb4428176deec4a0f27e2e69dd64e7fa1d905d2"},
+    {"lra-v1.3", "listops", "34f0e4f99ba6be5c0ea3c4ebb4046464ac5c5ccada889be6287aae1610ea8c72"},
+    {"lra-v1.3", "text", "eb7c1fe2d4dafb37e9cc9f9c6a9f2fbc9932abcd942bfa0e72c13f23df852146"},
+    {"lra-v1.3", "retrieval", "c55b9b2397812cde7b368f89c24c9a7258d9ac034366048d763d544ffb4d5d4b"},
+    {"lra-v1.3", "image", "1625164a30e276e29194e5799e0fd80e15b0318bef9fbf7eef245eeb2548afff"},
+    {"lra-v1.3", "pathfinder", "271aa51104b560cd29a750e296b619e70142775326d6daa9b9dc183d47652a70"},
+    {"lra-v1.3", "pathx", "b37aa44776ab5c21b9f155d15450d79a4955a6aebdc27edb94804350c20b503a"},
+    {"lra-spt-v1.1", "listops", "2b49e02570aa733c48df8f30c0ffc301b8484707e1d2bd37c0e1cf3a69b4f2fd"},
+    {"lra-spt-v1.1", "text", "8b6ef74ed6d6dbb78d717a50acd09d97512ea4fe054409381566ba02c6e99fdf"},
+    {"lra-spt-v1.1", "retrieval", "d1cfaee55294e63a503cc3383bf86ad5c5180528e5e65276c0d4e6830b5a2ff6"},
+    {"lra-spt-v1.1", "image", "eaa178652630cb0fe81a79dae74ae89fc9ad64e54effee43ea42e51fb989b7fb"},
+    {"lra-spt-v1.1", "pathfinder", "55ffe069a8b824113f385cf5302649a00ebdf2bc2a2307e2f1cd734baf0ece79"},
+    {"lra-spt-v1.1", "pathx", "9f160ffc1bf091f1529cd1a5926fb3dbd4274c4f99f80a2c6cd000905a8c8e27"},
   };
   return p;
 }
@@ -131,14 +143,20 @@ TEST(Releases, FindsEachReleaseByHashNewestFirst) {
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->version, "lra-v1.0");
   EXPECT_FALSE(r->current);
-  EXPECT_EQ(r->superseded_by, "lra-v1.2");
+  EXPECT_EQ(r->superseded_by, "lra-v1.3");
   EXPECT_EQ(release_trial_seeds("listops", r->sha256), std::vector<int64_t>{0});  // no rules.seeds yet: [train.seed]
-  // lra-v1.2 carries lra-v1.1's ListOps bytes unchanged: they belong to the current release.
+  // lra-v1.2 carries lra-v1.1's ListOps bytes unchanged: they belong to the later release,
+  // superseded by lra-v1.3, which names the reference settings table.
   r = find_release("listops", "SHA256:70D8E9D0D2830CAD9846622237B315A56409038126E1437F18E948D60EF0196C");
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->version, "lra-v1.2");
-  EXPECT_TRUE(r->current);
+  EXPECT_FALSE(r->current);
+  EXPECT_EQ(r->superseded_by, "lra-v1.3");
   EXPECT_EQ(release_trial_seeds("listops", r->sha256), (std::vector<int64_t>{0, 1, 2}));
+  r = find_release("listops", sha256_hex(std::string(find_official("listops")->text)));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->version, "lra-v1.3");
+  EXPECT_TRUE(r->current);
   // The image manifests before lra-v1.2 did not mask zero pixels: the note says so.
   r = find_release("image", "7cfd4cc6be30294d65a137c321f93d2cac5f80ba433f8dbbc8777dcf2feaddcc");
   ASSERT_TRUE(r.has_value());
