@@ -18,6 +18,8 @@
 #include "manifest/presets.h"
 #include "model/backbone.h"
 #include "model/causal_lm.h"
+#include "plugins/conformance.h"
+#include "plugins/decode_check.h"
 #include "plugins/descriptor.h"
 #include "plugins/loader.h"
 #include "plugins/mixer_factory.h"
@@ -46,6 +48,11 @@ int64_t state_bytes(const std::vector<std::vector<torch::Tensor>>& states) {
   return n;
 }
 
+// Rotary positions inside the mixers that take them, as the causal LM places them.
+double rotary_base_for(const LoadedPlugin& p, const ModelConfig& m) {
+  return (p.descriptor.capabilities & LRA_CAP_ROTARY) && m.positions == "rotary" ? CausalLMSpec{}.rotary_base : 0.0;
+}
+
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 DecodePoint measure(const LoadedPlugin& p, const MixerMaker& make, int64_t context, const DecodeSettings& s) {
@@ -53,9 +60,7 @@ DecodePoint measure(const LoadedPlugin& p, const MixerMaker& make, int64_t conte
   pt.plugin = p.descriptor.name;
   pt.context = context;
   const auto& m = s.model;
-  // Rotary positions inside the mixers that take them, as the causal LM places them.
-  const double rotary = (p.descriptor.capabilities & LRA_CAP_ROTARY) && m.positions == "rotary"
-                            ? CausalLMSpec{}.rotary_base : 0.0;
+  const double rotary = rotary_base_for(p, m);
   try {
     torch::NoGradGuard no_grad;
     torch::manual_seed(s.seed);
@@ -178,7 +183,6 @@ BenchOutcome run_decode_bench(const BenchArgs& a, spdlog::logger& log) {
   if (a.batch < 1 || a.tokens < 1) throw Error(ErrorKind::usage, "--batch and --tokens must be >= 1");
   std::vector<const LoadedPlugin*> loaded;
   for (const auto& p : plugins) loaded.push_back(&open_plugin(p, LRA_KIND_MIXER));
-  const fs::path out = fresh_bench_out(a.out, "decode.json");
 
   const Manifest lm = load_preset(kForgettingTask, "official");
   DecodeSettings s;
@@ -187,6 +191,19 @@ BenchOutcome run_decode_bench(const BenchArgs& a, spdlog::logger& log) {
   s.batch = a.batch;
   s.tokens = a.tokens;
   s.device = pick_device(a.device);
+  // Before anything is timed or written: a mixer's steps must give its causal
+  // forward's outputs (plugins/decode_check.h), or no number is published.
+  for (const LoadedPlugin* p : loaded) {
+    if (!(p->descriptor.capabilities & LRA_CAP_CAUSAL) || p->descriptor.abi_minor < 3) continue;
+    lra::MixerSpec spec = mixer_spec(s.model, kDecodeParityPositions, 0, s.seed);
+    spec.rotary_base = rotary_base_for(*p, s.model);
+    const GeneratorStates keep;
+    const auto c = enforce_decode_parity(p->descriptor.name, plugin_mixer_factory(*p, resolve_mixer_options(*p, {})),
+                                         spec, s.device, s.seed);
+    keep.rewind();
+    if (c.status == "passed") log.info("{}: decode check passed: {}", p->descriptor.name, c.detail);
+  }
+  const fs::path out = fresh_bench_out(a.out, "decode.json");
   log.info("bench --decode: {} plugins x {} contexts, batch {}, {} timed tokens, {} layers of the causal LM, {}",
            loaded.size(), contexts.size(), s.batch, s.tokens, s.model.layers, describe_device(s.device));
   std::vector<DecodePoint> points;
@@ -223,7 +240,8 @@ BenchOutcome run_decode_bench(const BenchArgs& a, spdlog::logger& log) {
         {"timed_tokens", s.tokens},
         {"dtype", "float32"},
         {"per_token", "one token through every layer's mixer (embeddings, feed-forward layers, norms, LM head left out)"},
-        {"state", "the mixer's own decoding state (lra/mixer.h decode_step, SDK ABI 1.3)"},
+        {"state", "the mixer's own decoding state (lra/mixer.h decode_step, SDK ABI 1.3); its steps gave the causal "
+                  "forward's outputs first (the decode check, plugins/decode_check.h)"},
         {"recomputed", "the causal forward over the whole context and the token, for every token"},
         {"bytes_per_sequence", "state: the decoding state's tensors; recomputed: the context's first-layer inputs"}}},
       {"host", {{"version", build_info().version}, {"git_revision", build_info().git_revision},

@@ -4,7 +4,10 @@
 #include <map>
 
 #include "cli/commands.h"
+#include <chrono>
+
 #include "plugins/conformance.h"
+#include "plugins/decode_check.h"
 #include "plugins/gradient_check.h"
 #include "plugins/mixer_options.h"
 #include "plugins/mixer_factory.h"
@@ -36,8 +39,24 @@ int inspect_check_command(const std::string& target, const InspectCheckArgs& a) 
   std::vector<lra::MixerSpec> specs;
   for (int64_t i = 0; i < a.layers; ++i) specs.push_back(mixer_spec(m, a.length, i, 0));
   const torch::Device device = pick_device(a.device);
-  const auto checks = check_conformance(mixer.descriptor.capabilities, plugin_mixer_factory(mixer, options), specs,
-                                        {2, 0, false, 10000.0, device.str()});
+  auto checks = check_conformance(mixer.descriptor.capabilities, plugin_mixer_factory(mixer, options), specs,
+                                  {2, 0, false, 10000.0, device.str()});
+  // The decoding promise bench --decode would time (SDK 1.3+ vtables only).
+  ConformanceCheck decode;
+  decode.name = "decode";
+  if (!(mixer.descriptor.capabilities & LRA_CAP_CAUSAL)) {
+    decode.detail = "not declared";
+  } else if (mixer.descriptor.abi_minor < 3) {
+    decode.detail = "not declared: built for SDK 1." + std::to_string(mixer.descriptor.abi_minor) +
+                    ", before decode_step (1.3)";
+  } else {
+    const auto t0 = std::chrono::steady_clock::now();
+    GeneratorStates keep;
+    decode = check_decode_parity(plugin_mixer_factory(mixer, options), specs.front(), device, 0);
+    keep.rewind();
+    decode.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  checks.push_back(decode);
   std::printf("conformance   %lld layers, input [2, %lld, %lld], %lld heads, %s\n", static_cast<long long>(a.layers),
               static_cast<long long>(a.length), static_cast<long long>(a.d_model), static_cast<long long>(a.heads),
               device.is_cuda() ? describe_device(device).c_str() : "CPU");
@@ -76,7 +95,7 @@ void add_inspect_command(CLI::App& app, CommandSlot& slot) {
   in->add_option("plugin", a->plugin, "PATH to a .so or a plugin NAME")->required();
   in->add_flag("--check", a->check,
                "Also run the conformance checks (shape, finite, deterministic, padding_mask, causal, "
-               "attention_probs) on small random inputs; a failed check is exit 3");
+               "attention_probs, decode) on small random inputs; a failed check is exit 3");
   in->add_option("--length", a->checks.length, "--check: sequence length")->capture_default_str();
   in->add_option("--d-model", a->checks.d_model, "--check: model width (also the q/k/v width)")->capture_default_str();
   in->add_option("--heads", a->checks.heads, "--check: heads")->capture_default_str();

@@ -84,5 +84,41 @@ TEST(BenchDecodeCli, BadOptionsFailBeforeMeasuring) {
   EXPECT_NE(again.output.find("already holds a decode.json"), std::string::npos) << again.output;
 }
 
+// Issue 48: a capability is a promise the host checks. Steps that drop the
+// context (a C++ and a Python mixer) are refused by bench --decode before
+// anything is timed or written, and by inspect --check, naming the first
+// position that differs; the same Python mixer with honest steps is timed.
+TEST(BenchDecodeCli, StepsThatDropTheContextAreRefusedBeforeAnyNumber) {
+  const std::string python = std::string(LRA_SOURCE_DIR) + "/tests/fixtures/python/wrong_decode.py";
+  for (const std::string plugin : {fixture_plugin("fixture_wrong_decode"), python + ":WrongDecode"}) {
+    SCOPED_TRACE(plugin);
+    TempDir d;
+    auto o = lrahost("bench --decode --plugins transformer," + plugin + " --lengths 8 --tokens 1 --device cpu --out " +
+                     (d.path() / "dec").string());
+    EXPECT_EQ(o.code, 3) << o.output;
+    EXPECT_NE(o.output.find("failed the conformance check 'decode': decode_step at position 1 differs from the "
+                            "causal forward's output there"),
+              std::string::npos)
+        << o.output;
+    EXPECT_FALSE(std::filesystem::exists(d.path() / "dec" / "decode.json")) << "no number is published";
+    EXPECT_EQ(o.output.find("tokens/s"), std::string::npos) << "nothing was timed: " << o.output;
+    auto i = lrahost("inspect " + plugin + " --check");
+    EXPECT_EQ(i.code, 3) << i.output;
+    EXPECT_NE(i.output.find("decode           failed"), std::string::npos) << i.output;
+    EXPECT_NE(i.output.find("failed the conformance check 'decode': decode_step at position 1"), std::string::npos)
+        << i.output;
+  }
+  TempDir d;
+  auto right = lrahost("bench --decode --plugins " + python + ":RightDecode --lengths 8 --tokens 1 --device cpu --out " +
+                       (d.path() / "dec").string());
+  ASSERT_EQ(right.code, 0) << right.output;
+  EXPECT_NE(right.output.find("RightDecode: decode check passed"), std::string::npos) << right.output;
+  const auto j = nlohmann::json::parse(read_text(d.path() / "dec" / "decode.json"));
+  EXPECT_EQ(j["results"][0]["mode"], "state");
+  auto i = lrahost("inspect " + python + ":RightDecode --check");
+  EXPECT_EQ(i.code, 0) << i.output;
+  EXPECT_NE(i.output.find("decode           passed"), std::string::npos) << i.output;
+}
+
 }  // namespace
 }  // namespace lra::test

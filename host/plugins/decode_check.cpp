@@ -1,0 +1,128 @@
+// plugins/decode_check.cpp — see decode_check.h.
+#include "plugins/decode_check.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include <torch/torch.h>
+
+#include "common/out_of_memory.h"
+#include "common/plugin_calls.h"
+#include "common/text.h"
+#include "model/mixer_call.h"
+
+namespace lra::host {
+namespace {
+
+std::string fmt(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3g", v);
+  return b;
+}
+
+// One decoding call, marked as plugin code: an exception is a plugin fault in `what`.
+template <typename Fn>
+auto plugin_call(const char* what, Fn&& fn) {
+  plugin_calls::Call call(what);
+  try {
+    return fn();
+  } catch (const lra::Error& e) {
+    if (e.kind() == ErrorKind::rules || e.kind() == ErrorKind::data || e.kind() == ErrorKind::memory) throw;
+    plugin_calls::fail(what, e.what());
+  } catch (const c10::Error& e) {
+    const std::string why = text::first_line(e.what_without_backtrace());
+    if (is_out_of_memory(e)) plugin_calls::out_of_memory(what, why);
+    plugin_calls::fail(what, why);
+  } catch (const std::exception& e) {
+    if (is_out_of_memory(e)) plugin_calls::out_of_memory(what, e.what());
+    plugin_calls::fail(what, e.what());
+  }
+}
+
+// The forward and the steps over the same inputs in `dtype`; throws
+// lra::Error(plugin) when the plugin fails in that precision.
+ConformanceCheck compare(const MixerMaker& make, const lra::MixerSpec& spec, const c10::Device& device, uint64_t seed,
+                         int64_t batch, torch::Dtype dtype) {
+  ConformanceCheck c;
+  c.name = "decode";
+  torch::NoGradGuard no_grad;
+  torch::manual_seed(seed);
+  std::shared_ptr<lra::Mixer> m = make(spec);
+  m->to(device);
+  m->to(dtype);
+  m->eval();
+  const bool decodes = plugin_call("decodes", [&] { return m->decodes(); });
+  if (!decodes) {
+    c.detail = "not declared: decodes() is false (bench --decode recomputes the causal forward instead)";
+    return c;
+  }
+  const int64_t L = std::min<int64_t>(spec.max_len, kDecodeParityPositions), D = spec.d_model;
+  const auto options = torch::TensorOptions().dtype(dtype).device(device);
+  torch::manual_seed(seed + 1);
+  const auto x = torch::randn({batch, L, D}, options);
+  torch::manual_seed(seed + 2);
+  const torch::Tensor y = guarded_forward(*m, x, torch::Tensor());
+  const std::string precision = dtype == torch::kDouble ? "float64" : "float32";
+  if (!y.defined() || y.sizes() != x.sizes() || y.scalar_type() != dtype)
+    throw Error(ErrorKind::plugin, "causal forward in " + precision + " gave no [B, L, D] output of that precision");
+  auto state = plugin_call("decode_start", [&] { return m->decode_start(batch, options); });
+  const auto scale = std::max(1.0, y.abs().max().item<double>());
+  c.tolerance = (dtype == torch::kDouble ? kDecodeToleranceFloat64 : kDecodeToleranceFloat32) * scale;
+  for (int64_t t = 0; t < L; ++t) {
+    torch::manual_seed(seed + 2);
+    const torch::Tensor yt = plugin_call("decode_step", [&] { return m->decode_step(x.select(1, t), state, t); });
+    if (!yt.defined() || yt.dim() != 2 || yt.size(0) != batch || yt.size(1) != D) {
+      c.status = "failed";
+      c.detail = "decode_step at position " + std::to_string(t) + " returned " +
+                 (yt.defined() ? "a tensor of " + std::to_string(yt.dim()) + " dimensions" : "an undefined tensor") +
+                 ", expected [B, D] = [" + std::to_string(batch) + ", " + std::to_string(D) + "]";
+      return c;
+    }
+    auto d = (yt.to(torch::kDouble) - y.select(1, t).to(torch::kDouble)).abs();
+    d = torch::where(torch::isnan(d), torch::full_like(d, INFINITY), d);
+    const double diff = d.max().item<double>();
+    c.difference = std::max(c.difference, diff);
+    if (diff > c.tolerance) {
+      c.status = "failed";
+      c.difference = diff;
+      c.detail = "decode_step at position " + std::to_string(t) + " differs from the causal forward's output there by " +
+                 fmt(diff) + " (tolerance " + fmt(c.tolerance) + ", " + precision + ", " + std::to_string(L) +
+                 " positions of random inputs, layer " + std::to_string(spec.layer_index) +
+                 "; positions 0.." + std::to_string(t) +
+                 " fed one at a time from decode_start): the steps must give what forward gives over the same tokens "
+                 "(keep the context in the state), or decodes() must return false";
+      return c;
+    }
+  }
+  c.status = "passed";
+  c.detail = "decode_start + " + std::to_string(L) + " decode_step calls give the causal forward's outputs (" +
+             precision + ", largest difference " + fmt(c.difference) + ")";
+  return c;
+}
+
+}  // namespace
+
+ConformanceCheck check_decode_parity(const MixerMaker& make, lra::MixerSpec spec, const c10::Device& device,
+                                     uint64_t seed, int64_t batch) {
+  spec.causal = true;
+  plugin_calls::set_phase("decode check", 0);
+  // float64 where the mixer computes in it; a mixer that cannot (a float-only
+  // kernel, a Python module that keeps float32 weights) is compared in float32.
+  try {
+    return compare(make, spec, device, seed, batch, torch::kDouble);
+  } catch (const lra::Error& e) {
+    if (e.kind() != ErrorKind::plugin) throw;
+  }
+  return compare(make, spec, device, seed, batch, torch::kFloat);
+}
+
+ConformanceCheck enforce_decode_parity(const std::string& plugin, const MixerMaker& make, const lra::MixerSpec& spec,
+                                       const c10::Device& device, uint64_t seed, int64_t batch) {
+  ConformanceCheck c = check_decode_parity(make, spec, device, seed, batch);
+  if (c.status == "failed")
+    throw Error(ErrorKind::plugin, "plugin '" + plugin + "' failed the conformance check 'decode': " + c.detail +
+                                       " (docs/abi.md#conformance-checks)");
+  return c;
+}
+
+}  // namespace lra::host

@@ -1,0 +1,46 @@
+// plugins/decode_check.h — the decoding promise checked where it is made.
+//
+// A causal mixer whose decodes() is true promises that decode_start and one
+// decode_step per position give the outputs of its causal forward over the
+// same tokens (lra/mixer.h). `bench --decode` times those steps and `inspect
+// --check` reports on them, so both run this check first: a mixer whose steps
+// ignore the context is refused (exit 3, naming the first position that
+// differs), never published as "its state, N tokens/s".
+//
+// The check runs a fresh causal mixer in evaluation mode on random inputs of
+// kDecodeParityPositions positions (fewer when max_len is shorter), in
+// float64 where the mixer accepts it, else float32, and compares position by
+// position with a tolerance relative to the outputs' scale.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <c10/core/Device.h>
+
+#include "lra/mixer.h"
+#include "plugins/conformance.h"
+#include "plugins/mixer_factory.h"
+
+namespace lra::host {
+
+inline constexpr int64_t kDecodeParityPositions = 24;
+// Per position, the largest |step - forward| allowed, times max(1, max |forward|).
+inline constexpr double kDecodeToleranceFloat64 = 1e-7;
+inline constexpr double kDecodeToleranceFloat32 = 1e-4;
+
+// The check named "decode": "passed", "failed" (detail names the first
+// position that differs, by how much, and the precision), or "skipped" when
+// the mixer does not decode (decodes() is false). `spec` is made causal here.
+// Only for plugins whose vtable has the decoding entries (SDK 1.3 or later):
+// the caller checks the descriptor's abi_minor. A fault in the plugin's code
+// is lra::Error(plugin) as in any other check.
+ConformanceCheck check_decode_parity(const MixerMaker& make, lra::MixerSpec spec, const c10::Device& device,
+                                     uint64_t seed, int64_t batch = 2);
+
+// Throws lra::Error(plugin) for a failed check, naming the plugin; the
+// ConformanceCheck is returned for the report otherwise.
+ConformanceCheck enforce_decode_parity(const std::string& plugin, const MixerMaker& make, const lra::MixerSpec& spec,
+                                       const c10::Device& device, uint64_t seed, int64_t batch = 2);
+
+}  // namespace lra::host
