@@ -13,10 +13,51 @@
 #include "plugins/mixer_factory.h"
 #include "lra/status.h"
 #include "device/device.h"
+#include "manifest/presets.h"
 #include "model/backbone.h"
+#include "model/summary_probe.h"
+#include "model/task_shape.h"
+#include "train/optimizer_groups.h"
 #include "plugins/loader.h"
 
 namespace lra::host {
+namespace {
+
+// What `run` decides or refuses before training, at the check shape on a
+// ListOps-shaped classifier: where the head reads (the summary probe), and
+// the optimizer hints (a hint run would refuse is exit 3 here too).
+void print_run_preflight(const LoadedPlugin& mixer, const lra::Params& options, ModelConfig m, int64_t length) {
+  m.pooling = "cls";
+  m.positions = "sinusoidal";
+  m.max_len = length;
+  m.ffn_dim = m.d_model;
+  const TaskShape shape = lra_task_shape("listops");
+  const BackboneSpec spec{m, shape.vocab_size, shape.num_classes, 0, shape.paired};
+  const MixerFactory make = plugin_mixer_factory(mixer, options);
+  std::printf("before training, as run builds it (a classifier with CLS pooling, input [2, %lld])\n",
+              static_cast<long long>(length));
+  const GeneratorStates keep;
+  const SummaryPosition summary = choose_summary_position(make, spec);
+  std::printf("  %-16s %s\n", "summary",
+              summary == SummaryPosition::first
+                  ? "first: the mixer reads ahead, so the head reads position 0 (the CLS token), as LRA did"
+                  : "after_last: the mixer does not read ahead (position 0 sees nothing later), so the head reads "
+                    "the summary after each example's last real token (docs/rules.md#causal-mixers-and-the-summary-"
+                    "token); MEAN pooling reads every position either way");
+  torch::manual_seed(0);
+  Classifier model(spec, make);
+  std::vector<std::shared_ptr<lra::Mixer>> mixers;
+  for (const auto& block : model->blocks()) mixers.push_back(block->mixer);
+  TrainConfig train = load_preset("listops", "smoke").train;
+  const auto groups = optimizer_groups(*model, mixers, mixer.descriptor.abi_minor, mixer.descriptor.name, train);
+  keep.rewind();
+  if (groups.size() <= 1) std::printf("  %-16s none (every parameter: the manifest's weight decay and rate)\n", "optimizer hints");
+  for (size_t g = 1; g < groups.size(); ++g)
+    std::printf("  %-16s %zu tensor(s), %lld numbers: %s\n", g == 1 ? "optimizer hints" : "",
+                groups[g].names.size(), static_cast<long long>(groups[g].elements), groups[g].rule.c_str());
+}
+
+}  // namespace
 
 int inspect_check_command(const std::string& target, const InspectCheckArgs& a) {
   const LoadedPlugin& mixer = open_plugin(target, LRA_KIND_MIXER);
@@ -69,6 +110,7 @@ int inspect_check_command(const std::string& target, const InspectCheckArgs& a) 
   }
   const std::string summary = enforce_conformance(mixer.descriptor.name, checks);  // throws on a failure (exit 3)
   std::printf("%s\n", summary.c_str());
+  print_run_preflight(mixer, options, m, a.length);  // what run decides or refuses before training
   if (!a.gradients) return 0;
   // On the CPU in float64: the first layer's spec, the options above.
   const auto grads = check_gradients(plugin_mixer_factory(mixer, options), specs.front(), 0);

@@ -298,7 +298,9 @@ std::vector<ConformanceCheck> check_conformance(uint32_t caps, const MixerMaker&
   }
   // The causal check tests the declared capability even where this model runs bidirectionally: say so.
   if (!o.causal_model && checks.by_name["causal"].status == "passed")
-    checks["causal"].detail = "in the mixer's declared causal mode, which this bidirectional model does not use";
+    checks["causal"].detail =
+        "in the mixer's declared causal mode (spec.causal = true, as forget and bench --decode create it); a "
+        "classifier creates it with spec.causal = false, and the summary probe decides where its head reads";
   std::vector<ConformanceCheck> out;
   for (const char* n : kNames) out.push_back(checks.by_name[n]);
   return out;

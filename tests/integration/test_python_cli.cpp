@@ -78,14 +78,25 @@ TEST_F(PythonCli, OptimizerHintsOfAPythonClassGroupTheOptimizerAndAreRecorded) {
   const Outcome v = lrahost("verify " + out.string());
   EXPECT_TRUE(contains(v.output, "open, valid")) << v.output;
 
+  // Each hint run refuses, inspect --check refuses too (issue 48): the check is
+  // where a researcher finds out, not the first run.
   for (const auto& [cls, says] : {std::pair<std::string, std::string>{"RaisesLearningRate", "may only lower the learning rate"},
-                                  {"UnknownKey", "unknown key 'weight_decay'"}}) {
+                                  {"UnknownKey", "unknown key 'weight_decay'"},
+                                  {"NamesNoParameter", "kernel.log_dt"}}) {
     const fs::path bad = dir_->path() / ("hints-" + cls);
     const Outcome b = lrahost(tiny(fixture("hints.py:" + cls), bad));
     EXPECT_EQ(b.code, 3) << b.output;
     EXPECT_TRUE(contains(b.output, says)) << b.output;
     EXPECT_FALSE(fs::exists(bad)) << "refused before the run directory is made";
+    const Outcome i = lrahost("inspect " + fixture("hints.py:" + cls) + " --check");
+    EXPECT_EQ(i.code, 3) << cls << ": " << i.output;
+    EXPECT_TRUE(contains(i.output, says)) << i.output;
   }
+  const Outcome shown = lrahost("inspect " + fixture("hints.py:Hinted") + " --check");
+  EXPECT_EQ(shown.code, 0) << shown.output;
+  EXPECT_TRUE(contains(shown.output, "optimizer hints  2 tensor(s), 128 numbers: no weight decay, learning rate x"))
+      << shown.output;
+  EXPECT_TRUE(contains(shown.output, "summary          after_last: the mixer does not read ahead")) << shown.output;
 }
 
 // ---- 2. faults: one message and exit code each ------------------------------------
