@@ -8,6 +8,7 @@
 #include "common/dir_lock.h"
 #include "device/device.h"
 #include "forgetting/forget_run.h"
+#include "forgetting/memory_length.h"
 #include "lra/status.h"
 #include "runs/official_registry.h"
 #include "train/trainer.h"
@@ -17,15 +18,15 @@ namespace {
 
 using namespace forgetting;
 
-std::string length_text(const MemoryLength& m) { return (m.censored ? "> " : "") + std::to_string(m.value); }
 
+// Each headline length with its significance (forgetting/memory_length.h).
 void print_lengths(const Curve& curve) {
-  std::printf("  fine-grained memory length    %s tokens (largest tested length with copy accuracy > 99%%)\n",
-              length_text(curve.fine).c_str());
-  std::printf("  coarse-grained memory length  %s tokens (largest with copy accuracy > LM accuracy + 1 point)\n",
-              length_text(curve.coarse).c_str());
+  std::printf("  fine-grained memory length    %s; largest tested length with copy accuracy > 99%%\n",
+              describe_length(curve, curve.fine).c_str());
+  std::printf("  coarse-grained memory length  %s; largest with copy accuracy > LM accuracy + 1 point\n",
+              describe_length(curve, curve.coarse).c_str());
   std::printf("  prefix rule                   fine %s, coarse %s (the condition at every tested length up to it)\n",
-              length_text(curve.fine_prefix).c_str(), length_text(curve.coarse_prefix).c_str());
+              marked_length(curve, curve.fine_prefix).c_str(), marked_length(curve, curve.coarse_prefix).c_str());
 }
 
 // The verdicts on a curve whose forgetting.json and forgetting.svg are written.
@@ -46,14 +47,15 @@ int compare_command(const ForgetArgs& a) {
   const std::vector<LoadedCurve>& loaded = r.loaded;
   std::printf("memory lengths recomputed from the points: fine/coarse = largest tested length where copy > 99%% / "
               "copy > LM + 1 point (Table 3); prefix = the condition at every tested length up to it; \"> L\" = "
-              "still holds at the longest tested length L\n");
+              "still holds at the longest tested length L; n.s. = not significant (p >= 0.05, paired t-test of copy "
+              "against LM accuracy at that length)\n");
   std::printf("%-28s %8s %10s %13s %15s %10s  %s\n", "model", "fine", "coarse", "fine (prefix)", "coarse (prefix)",
               "train len", "source");
   for (size_t i = 0; i < loaded.size(); ++i) {
     const Curve& c = loaded[i].curve;
     const std::string train = c.train_length > 0 ? std::to_string(c.train_length) : "-";
-    std::printf("%-28s %8s %10s %13s %15s %10s  %s (%s)%s\n", c.label.c_str(), length_text(c.fine).c_str(),
-                length_text(c.coarse).c_str(), length_text(c.fine_prefix).c_str(),
+    std::printf("%-28s %8s %10s %13s %15s %10s  %s (%s)%s\n", c.label.c_str(), marked_length(c, c.fine).c_str(),
+                marked_length(c, c.coarse).c_str(), length_text(c.fine_prefix).c_str(),
                 length_text(c.coarse_prefix).c_str(), train.c_str(), a.compare[i].c_str(), loaded[i].format.c_str(),
                 c.complete ? "" : "  INCOMPLETE: some lengths failed");
   }

@@ -1,6 +1,7 @@
 #include "forgetting/memory_length.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 
 #include "forgetting/stats.h"
@@ -59,6 +60,29 @@ void finalize(Curve& curve) {
   curve.coarse = coarse_length(curve.points);
   curve.fine_prefix = fine_length_prefix(curve.points);
   curve.coarse_prefix = coarse_length_prefix(curve.points);
+}
+
+std::string length_text(const MemoryLength& length) {
+  return (length.censored ? "> " : "") + std::to_string(length.value);
+}
+
+std::string marked_length(const Curve& curve, const MemoryLength& length) {
+  return length_text(length) + (describe_length(curve, length).rfind("not significant", 0) == 0 ? " n.s." : "");
+}
+
+std::string describe_length(const Curve& curve, const MemoryLength& length) {
+  const std::string tokens = length_text(length) + " tokens";
+  if (length.value == 0) return tokens;
+  const auto at = std::find_if(curve.points.begin(), curve.points.end(),
+                               [&](const CurvePoint& p) { return p.ok() && p.length == length.value; });
+  if (at == curve.points.end() || at->copy_accs.size() < 2 || at->lm_accs.size() != at->copy_accs.size())
+    return tokens + " (significance unknown: the curve gives no repetitions at that length)";
+  char p[32];
+  std::snprintf(p, sizeof p, "%.2g", at->p_value);
+  if (at->p_value >= kSignificanceLevel)
+    return "not significant: " + tokens + " at p = " + p + " >= 0.05 (paired t-test of copy against LM accuracy over " +
+           std::to_string(at->copy_accs.size()) + " repetitions), so no memory length is claimed";
+  return tokens + " (p = " + p + ")";
 }
 
 }  // namespace lra::host::forgetting

@@ -15,6 +15,7 @@
 // points first (finalize does).
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "forgetting/curve.h"
@@ -40,5 +41,22 @@ MemoryLength coarse_length_prefix(const std::vector<CurvePoint>& points);
 // lra::Error(data) when the lengths are not strictly ascending, or from
 // summarize.
 void finalize(Curve& curve);
+
+// A memory length is a claim that copying beats the LM at the length it
+// names; the paired t-test of copy against LM accuracy there (the point's
+// p_value) says whether the repetitions support it. At p >= kSignificanceLevel
+// the length is no headline.
+inline constexpr double kSignificanceLevel = 0.05;
+
+// A length in words with its significance, as every printed length carries it:
+// "4096 tokens (p = 1.2e-05)", "> 8192 tokens (p = 3e-09)", "0 tokens" (no
+// tested length holds), "not significant: 149 tokens at p = 0.68 >= 0.05 (...)",
+// or, for a curve read with means only, "... (significance unknown: ...)".
+std::string describe_length(const Curve& curve, const MemoryLength& length);
+
+// Short forms for tables and legends: "149", "> 8192"; marked_length adds
+// " n.s." where describe_length says "not significant".
+std::string length_text(const MemoryLength& length);
+std::string marked_length(const Curve& curve, const MemoryLength& length);
 
 }  // namespace lra::host::forgetting

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string_view>
 
+#include "forgetting/memory_length.h"
 #include "lra/status.h"
 #include "plot/chart.h"
 
@@ -30,10 +31,6 @@ constexpr const char* kLegendDash = "6,3";
 // Page layout in pixels: the plot area, then a legend column on the right.
 constexpr double kLeft = 70, kTop = 40, kBottom = 60, kLegendWidth = 250;
 constexpr int kMinWidth = 500, kMinHeight = 250;
-
-std::string length_text(const MemoryLength& m) {
-  return (m.censored ? "> " : "") + std::to_string(m.value);
-}
 
 // The plot area and its scales: lengths on x (linear or log10), accuracy 0..1 on y.
 class Axes : public svg::Frame {
@@ -237,11 +234,11 @@ std::string forgetting_svg(const Curve& curve, const PlotOptions& options) {
     legend.cross(kRed, "failed: " + std::to_string(n_failed) + (n_failed == 1 ? " length" : " lengths"));
   }
   legend.gap();
-  legend.area(kGreen, "fine-grained: " + length_text(curve.fine));
-  legend.area(kLmColour, "coarse-grained: " + length_text(curve.coarse));
+  legend.area(kGreen, "fine-grained: " + marked_length(curve, curve.fine));
+  legend.area(kLmColour, "coarse-grained: " + marked_length(curve, curve.coarse));
   legend.area(kRed, "amnesia");
-  legend.note("prefix rule: fine " + length_text(curve.fine_prefix), Legend::kTextIndent);
-  legend.note("prefix rule: coarse " + length_text(curve.coarse_prefix), Legend::kTextIndent);
+  legend.note("prefix rule: fine " + marked_length(curve, curve.fine_prefix), Legend::kTextIndent);
+  legend.note("prefix rule: coarse " + marked_length(curve, curve.coarse_prefix), Legend::kTextIndent);
   s += "</svg>\n";
   return s;
 }
@@ -289,7 +286,7 @@ std::string compare_svg(const std::vector<Curve>& curves, const PlotOptions& opt
     const std::string shown = svg::shorten(c.label, kLabelChars);
     legend.line(colour, {shown + " copy", c.label + " copy"});
     legend.line(colour, {shown + " LM", c.label + " LM"}, kLegendDash);
-    legend.note("fine " + length_text(c.fine) + ", coarse " + length_text(c.coarse), Legend::kTextIndent);
+    legend.note("fine " + marked_length(c, c.fine) + ", coarse " + marked_length(c, c.coarse), Legend::kTextIndent);
     if (has_extra_row(c)) {
       std::string extra = c.train_length > 0 ? "training length " + std::to_string(c.train_length) : "";
       if (!c.complete) extra += extra.empty() ? "incomplete" : ", incomplete";

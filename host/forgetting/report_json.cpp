@@ -135,7 +135,6 @@ CurvePoint reference_point(const JsonReader& r, const json& v, const std::string
   return p;
 }
 
-std::string length_text(const MemoryLength& m) { return (m.censored ? "> " : "") + std::to_string(m.value); }
 
 // A stored memory length: {value, censored} when `key` is a non-negative
 // integer (and `key`_censored, when present, a boolean); nullopt when absent;

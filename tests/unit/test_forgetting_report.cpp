@@ -276,6 +276,47 @@ TEST(ForgettingMemoryLength, EarlyLengthsFailLaterPassHeadlineIsTheLargestThatHo
   EXPECT_TRUE(is(coarse_length_prefix(pts), 96, false));
 }
 
+// Issue 48: a length whose repetitions do not support it is no headline. At
+// 149 tokens copy beats the LM by 3 points on average, but the four
+// repetitions disagree (p = 0.68 in the smoke run that prompted this): printed
+// as not significant; at 64 tokens the difference is clear and the p is shown.
+TEST(ForgettingMemoryLength, EveryLengthCarriesItsSignificance) {
+  Curve noisy;
+  noisy.label = "noisy";
+  CurvePoint clear;
+  clear.length = 64;
+  clear.copy_accs = {0.70, 0.72, 0.71, 0.73};
+  clear.lm_accs = {0.30, 0.31, 0.29, 0.30};
+  CurvePoint unclear;
+  unclear.length = 149;
+  unclear.copy_accs = {0.50, 0.20, 0.45, 0.25};
+  unclear.lm_accs = {0.30, 0.35, 0.28, 0.35};
+  noisy.points = {clear, unclear};
+  finalize(noisy);
+  ASSERT_TRUE(is(noisy.coarse, 149, true));
+  EXPECT_GE(noisy.points[1].p_value, kSignificanceLevel);
+  const std::string coarse = describe_length(noisy, noisy.coarse);
+  EXPECT_EQ(coarse.rfind("not significant: > 149 tokens at p = ", 0), 0u) << coarse;
+  EXPECT_NE(coarse.find(">= 0.05 (paired t-test of copy against LM accuracy over 4 repetitions)"), std::string::npos)
+      << coarse;
+  // Up to 64 the claim is supported: the length and its p.
+  noisy.points.pop_back();
+  finalize(noisy);
+  const std::string sixty_four = describe_length(noisy, noisy.coarse);
+  EXPECT_EQ(sixty_four.rfind("> 64 tokens (p = ", 0), 0u) << sixty_four;
+  EXPECT_LT(noisy.points[0].p_value, kSignificanceLevel);
+  // No length holds: nothing to test. A curve read with means only: said so.
+  EXPECT_EQ(describe_length(noisy, MemoryLength{0, false}), "0 tokens");
+  Curve means;
+  CurvePoint m;
+  m.length = 32;
+  m.copy_mean = 1.0;
+  m.lm_mean = 0.5;
+  means.points = {m};
+  finalize(means);
+  EXPECT_NE(describe_length(means, means.fine).find("significance unknown"), std::string::npos);
+}
+
 TEST(ForgettingMemoryLength, FailsAtFirstLengthOnly) {
   const std::vector<CurvePoint> pts = {point(8, 0.975, 0.5), point(16, 1.0, 0.5), point(32, 1.0, 0.5)};
   EXPECT_TRUE(is(fine_length(pts), 32, true));
@@ -664,9 +705,11 @@ TEST(ForgettingSvg, TypicalCurve) {
   EXPECT_NE(svg.find(">Accuracy<"), std::string::npos);
   EXPECT_NE(svg.find(">Forgetting curve</text>"), std::string::npos);
   EXPECT_NE(svg.find("fine-grained: 512<"), std::string::npos);
-  EXPECT_NE(svg.find("coarse-grained: 2048<"), std::string::npos);
+  // At 2048 copy beats the LM by 0.21 on average over three disagreeing
+  // repetitions: p = 0.055, so the legend marks the length not significant.
+  EXPECT_NE(svg.find("coarse-grained: 2048 n.s.<"), std::string::npos);
   EXPECT_NE(svg.find(">prefix rule: fine 512<"), std::string::npos);
-  EXPECT_NE(svg.find(">prefix rule: coarse 2048<"), std::string::npos);
+  EXPECT_NE(svg.find(">prefix rule: coarse 2048 n.s.<"), std::string::npos);
   EXPECT_EQ(count(svg, "class=\"region-fine\""), 1u);
   EXPECT_EQ(count(svg, "class=\"region-coarse\""), 1u);
   EXPECT_EQ(count(svg, "class=\"region-amnesia\""), 1u);
@@ -804,7 +847,7 @@ TEST(ForgettingSvg, CompareOverlaysCurves) {
   EXPECT_NE(svg.find(">A copy<"), std::string::npos);
   EXPECT_NE(svg.find(">A LM<"), std::string::npos);
   EXPECT_NE(svg.find(">B &amp; co copy<"), std::string::npos);
-  EXPECT_NE(svg.find("fine 512, coarse 2048<"), std::string::npos);
+  EXPECT_NE(svg.find("fine 512, coarse 2048 n.s.<"), std::string::npos);
   EXPECT_NE(svg.find(">training length 1024<"), std::string::npos);
   EXPECT_NE(svg.find(">training length 2048, incomplete<"), std::string::npos);
   EXPECT_EQ(count(svg, "class=\"copy-line\""), 2u);
