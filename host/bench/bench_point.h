@@ -26,6 +26,26 @@ struct BenchPoint {
   int64_t params = 0;
   std::optional<double> flops_per_step;  // known for transformer only (matmul FLOPs, fwd + bwd)
   std::optional<double> mfu;             // flops_per_step * steps_per_s / device peak, when both known
+  // The machine while the point was measured: its 1-minute load average at the
+  // end of the timed repetitions and its cores; load < 0 = unknown (bench.json
+  // files written before the field).
+  double load_average = -1;
+  int64_t cores = 0;
 };
+
+// How far the timed repetitions of a point disagree: their min and max steps/s
+// and (max - min) / median; all zero for fewer than two repetitions.
+struct Spread {
+  double min = 0, max = 0, fraction = 0;
+};
+Spread spread_of(const BenchPoint& p);
+
+// A speed whose repetitions spread by more than this is flagged, in bench.md and on the console.
+inline constexpr double kSpreadWarning = 0.10;
+
+// Why an ok point's speed should not be read as is: its repetitions spread by
+// more than kSpreadWarning, or the machine's load average was above its
+// cores. "" when neither, or for a failed point.
+std::string speed_warning(const BenchPoint& p);
 
 }  // namespace lra::host::bench

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -13,10 +14,12 @@
 
 #include "bench/bench_report.h"
 #include "bench/measure_step.h"
+#include "bench/remaining_time.h"
 #include "common/atomic_file.h"
 #include "common/build_info.h"
 #include "common/json_input.h"
 #include "common/utc_time.h"
+#include "runs/child_runs.h"
 #include "device/device.h"
 #include "lra/status.h"
 #include "manifest/presets.h"
@@ -79,24 +82,81 @@ std::vector<BenchPoint> measure_all(const std::vector<const LoadedPlugin*>& load
   std::vector<BenchPoint> points;
   const auto start = std::chrono::steady_clock::now();
   const std::size_t total = loaded.size() * lengths.size();
+  std::vector<std::pair<std::string, int64_t>> remaining;  // in the order they are measured
+  for (const LoadedPlugin* p : loaded)
+    for (int64_t L : lengths) remaining.emplace_back(p->descriptor.name, L);
+  RemainingTime eta;
   for (const LoadedPlugin* p : loaded) {
     const auto factory = plugin_mixer_factory(*p, resolve_mixer_options(*p, {}));
     for (int64_t L : lengths) {
-      // What is being measured, before the silence of measuring it.
-      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      log.info("{} measuring {} at L={}", text::progress_note(points.size(), total, elapsed), p->descriptor.name, L);
+      // What is being measured, before the silence of measuring it; the time
+      // left is predicted from the configurations measured so far.
+      const auto now = std::chrono::steady_clock::now();
+      const double elapsed = std::chrono::duration<double>(now - start).count();
+      log.info("{} measuring {} at L={}",
+               progress_text(points.size(), total, elapsed,
+                             eta.estimate({remaining.begin() + static_cast<std::ptrdiff_t>(points.size()), remaining.end()})),
+               p->descriptor.name, L);
       auto pt = measure_training_steps(p->descriptor.name, factory, L, o);
+      eta.record(p->descriptor.name, L, std::chrono::duration<double>(std::chrono::steady_clock::now() - now).count());
       if (p->descriptor.name == "transformer" && pt.status == "ok") {
         pt.flops_per_step = softmax_transformer_flops_per_step(o.model, o.batch, L);
         if (auto peak = peak_flops(o.device, o.bf16)) pt.mfu = *pt.flops_per_step * pt.steps_per_s / *peak;
       }
-      if (pt.status == "ok")
-        log.info("{:<20} L={:<6} {:8.3f} steps/s  {:12.0f} tokens/s  peak {:.2f} GB", pt.plugin, L, pt.steps_per_s,
-                 pt.tokens_per_s, pt.peak_memory_bytes / 1e9);
-      else
+      if (pt.status == "ok") {
+        const Spread r = spread_of(pt);
+        log.info("{:<20} L={:<6} {:8.3f} steps/s (repetitions {:.3g}-{:.3g}, spread {:.0f}%)  {:12.0f} tokens/s  peak {:.2f} GB",
+                 pt.plugin, L, pt.steps_per_s, r.min, r.max, 100 * r.fraction, pt.tokens_per_s, pt.peak_memory_bytes / 1e9);
+        if (const std::string w = speed_warning(pt); !w.empty())
+          log.warn("{} at L={}: not a clean measurement: {}; measure again before citing it", pt.plugin, L, w);
+      } else
         log.warn("{:<20} L={:<6} {}: {}", pt.plugin, L, pt.status == "oom" ? "OOM" : "FAILED", pt.error);
       points.push_back(std::move(pt));
     }
+  }
+  return points;
+}
+
+// Several plugins: each is measured by `lrahost bench` in a process of its
+// own, whose output is shown as it comes. A process's peak resident memory
+// can be reset only down to what is resident, and what earlier plugins left
+// there (a Python interpreter's heap, allocator caches) stays: in one process
+// a plugin's peak depended on what ran before it. The children's bench.json
+// files are read back and then removed.
+std::vector<BenchPoint> measure_each_in_own_process(const BenchArgs& a, const std::vector<std::string>& plugins,
+                                                    spdlog::logger& log) {
+  std::string pattern = (fs::temp_directory_path() / "lrahost-bench-XXXXXX").string();
+  if (!mkdtemp(pattern.data()))
+    throw Error(ErrorKind::storage, "bench: cannot make a scratch folder under " + fs::temp_directory_path().string());
+  const fs::path scratch = pattern;
+  struct Cleanup {
+    fs::path dir;
+    ~Cleanup() {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+    }
+  } cleanup{scratch};
+  std::vector<BenchPoint> points;
+  for (std::size_t i = 0; i < plugins.size(); ++i) {
+    const fs::path out = scratch / std::to_string(i);
+    std::vector<std::string> args = {"bench", "--plugins", plugins[i], "--lengths", a.lengths,
+                                     "--batch", std::to_string(a.batch), "--warmup", std::to_string(a.warmup),
+                                     "--steps", std::to_string(a.steps), "--repeats", std::to_string(a.repeats),
+                                     "--device", a.device, "--out", out.string()};
+    if (a.fp32) args.push_back("--fp32");
+    if (a.threads > 0) args.insert(args.end(), {"--threads", std::to_string(a.threads)});
+    log.info("[plugin {}/{}] {}, in a process of its own (its peak memory independent of the others)", i + 1,
+             plugins.size(), plugins[i]);
+    const int code = run_self(args, "/dev/stderr");
+    if (code != 0) {
+      const bool known = code >= 1 && code <= 8 && code != 6;
+      throw Error(known ? static_cast<ErrorKind>(code) : ErrorKind::plugin,
+                  "bench: measuring " + plugins[i] + " in its own process failed (exit " + std::to_string(code) +
+                      "; its messages are above); nothing was written");
+    }
+    const fs::path file = out / "bench.json";
+    auto more = bench_points_from_json(read_json_file("bench.json", file.string()), file.string());
+    points.insert(points.end(), more.begin(), more.end());
   }
   return points;
 }
@@ -185,7 +245,8 @@ BenchOutcome run_bench(const BenchArgs& a, spdlog::logger& log) {
   log.info("bench: {} plugins x {} lengths, batch {}, {} warm-up + {} x {} timed steps, {} {}", plugins.size(),
            lengths.size(), a.batch, a.warmup, a.repeats, a.steps, describe_device(o.device),
            o.bf16 ? "bfloat16 autocast" : "float32");
-  const std::vector<BenchPoint> points = measure_all(loaded, lengths, o, log);
+  const std::vector<BenchPoint> points =
+      loaded.size() > 1 ? measure_each_in_own_process(a, plugins, log) : measure_all(loaded, lengths, o, log);
 
   nlohmann::json doc = {
       {"schema", "lrahost.bench/v1"},

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <functional>
+#include <thread>
 #include <vector>
 
 #include <torch/optim/adamw.h>
@@ -73,6 +75,13 @@ std::vector<double> time_repetitions(const std::function<void()>& call, const St
   return rates;
 }
 
+// The 1-minute load average and the cores, for the spread warnings (bench_point.h).
+void record_machine_load(BenchPoint& p) {
+  double load[1];
+  if (getloadavg(load, 1) == 1) p.load_average = load[0];
+  p.cores = static_cast<int64_t>(std::thread::hardware_concurrency());
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -134,6 +143,7 @@ BenchPoint measure_training_steps(const std::string& plugin, const MixerFactory&
       opt.step();
     };
     p.repetition_steps_per_s = time_repetitions(step, o);
+    record_machine_load(p);
     p.peak_memory_bytes = peak_memory_bytes(o.device);
     p.steps_per_s = median(p.repetition_steps_per_s);
     p.tokens_per_s = p.steps_per_s * static_cast<double>(o.batch * length);

@@ -3,6 +3,8 @@
 # per format. No LibTorch here: reports of finished runs and their tests build
 # in moments.
 add_library(lra_bench_report STATIC
+  ${CMAKE_CURRENT_SOURCE_DIR}/bench_point.cpp       # a point's spread and warnings
+  ${CMAKE_CURRENT_SOURCE_DIR}/remaining_time.cpp    # the sweep's time left, learnt per length
   ${CMAKE_CURRENT_SOURCE_DIR}/report_grid.cpp       # the plugin x length grid, speed and memory as text
   ${CMAKE_CURRENT_SOURCE_DIR}/report_json.cpp       # bench.json's results
   ${CMAKE_CURRENT_SOURCE_DIR}/report_markdown.cpp   # the tables

@@ -83,6 +83,11 @@ BenchPoint point_from_json(const JsonReader& r, const json& v, const std::string
   p.params = count_at(r, v, at, "params");
   p.flops_per_step = nullable_at(r, v, at, "flops_per_step");
   p.mfu = nullable_at(r, v, at, "mfu");
+  // Optional (written since the spread warnings): the machine's load then.
+  if (v.contains("load_average")) {
+    p.load_average = number_at(r, v, at, "load_average");
+    p.cores = count_at(r, v, at, "cores");
+  }
   return p;
 }
 
@@ -106,6 +111,15 @@ json bench_points_json(const std::vector<BenchPoint>& points) {
               {"flops_per_step", p.flops_per_step ? json(*p.flops_per_step) : json(nullptr)},
               {"mfu", p.mfu ? json(*p.mfu) : json(nullptr)}};
     if (!ok(p)) o["error"] = p.error;
+    if (ok(p) && p.repetition_steps_per_s.size() > 1) {
+      const Spread r = spread_of(p);
+      o["spread"] = {{"min_steps_per_s", r.min}, {"max_steps_per_s", r.max}, {"fraction", r.fraction}};
+    }
+    if (p.load_average >= 0) {
+      o["load_average"] = p.load_average;
+      o["cores"] = p.cores;
+    }
+    if (const std::string w = speed_warning(p); !w.empty()) o["warning"] = w;
     out.push_back(std::move(o));
   }
   return out;

@@ -16,6 +16,13 @@ using svg::fixed;
 // as these tables always had.
 std::string md_text(std::string_view text) { return text::markdown_cell(text, text::MarkdownEscape::backslashes); }
 
+// A speed's repetitions, min-max: " [11.9–12.8]"; "" for a single repetition.
+std::string range_text(const BenchPoint& p) {
+  const Spread r = spread_of(p);
+  if (p.repetition_steps_per_s.size() < 2) return "";
+  return " [" + significant(r.min, 3) + "–" + significant(r.max, 3) + "]";
+}
+
 void md_table(std::string& s, const Grid& g, const Quantity& q) {
   s += "| Model |";
   for (int64_t n : g.lengths) s += " " + length_label(n) + " |";
@@ -28,7 +35,9 @@ void md_table(std::string& s, const Grid& g, const Quantity& q) {
       const BenchPoint* p = g.at(plugin, n);
       std::string cell = "-";
       if (p != nullptr) {
-        cell = ok(*p) ? with_ratio(q, *p, g.reference(n)) : p->status == "oom" ? "OOM" : "error";
+        cell = ok(*p) ? with_ratio(q, *p, g.reference(n), &q == &kSpeed ? range_text(*p) : "")
+                      : p->status == "oom" ? "OOM" : "error";
+        if (&q == &kSpeed && !speed_warning(*p).empty()) cell += " ⚠";
       }
       s += " " + cell + " |";
     }
@@ -43,8 +52,16 @@ std::string bench_markdown(const std::vector<BenchPoint>& points) {
   const Grid g(points);
   const std::string against = g.has_reference() ? std::string(", speed-up against ") + kReference : "";
   const std::string ratio_to = g.has_reference() ? std::string(", ratio to ") + kReference : "";
-  std::string s = "### Speed (training steps per second" + against + ")\n\n";
+  std::string s = "### Speed (training steps per second, median [min–max] of the repetitions" + against + ")\n\n";
   md_table(s, g, kSpeed);
+  std::string warnings;
+  for (const BenchPoint& p : points)
+    if (const std::string w = speed_warning(p); !w.empty())
+      warnings += "- " + md_text(p.plugin) + " at " + length_label(p.length) + ": " + md_text(w) + "\n";
+  if (!warnings.empty())
+    s += "\n⚠ **Not a clean measurement** (a speed is to be trusted only when its repetitions agree within " +
+         std::to_string(static_cast<int>(kSpreadWarning * 100)) +
+         "% on an otherwise idle machine; measure again before citing these):\n\n" + warnings;
   s += "\n### Peak memory (GB" + ratio_to + ")\n\n";
   md_table(s, g, kMemory);
 

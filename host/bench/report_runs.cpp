@@ -107,7 +107,10 @@ std::string run_estimates_markdown(const std::vector<TaskRunEstimate>& runs) {
          << " | | | | " << with_commas(r.schedule.train_steps) << " | | | | | | " << r.seeds << " | |\n";
       continue;
     }
-    md << fmt("%.3f", t.steps_per_s) << " | " << (t.mfu ? fmt("%.1f%%", 100 * *t.mfu) : "-") << " | "
+    const Spread spread = spread_of(t);
+    md << fmt("%.3f", t.steps_per_s)
+       << (t.repetition_steps_per_s.size() > 1 ? fmt(" [%.3g", spread.min) + fmt("–%.3g]", spread.max) : std::string())
+       << (speed_warning(t).empty() ? "" : " ⚠") << " | " << (t.mfu ? fmt("%.1f%%", 100 * *t.mfu) : "-") << " | "
        << fmt("%.2f", r.eval_batches_per_s) << " | " << fmt("%.2f GB", t.peak_memory_bytes / 1e9) << " | "
        << with_commas(r.schedule.train_steps) << " | " << r.schedule.validations << " x " << r.schedule.val_batches_each
        << " + " << r.schedule.test_batches << " | "
@@ -121,8 +124,16 @@ std::string run_estimates_markdown(const std::vector<TaskRunEstimate>& runs) {
   if (!runs.empty()) {
     const auto& t = runs.front().train;
     md << "\n" << t.device << ", " << t.dtype << "; peak memory: " << t.peak_memory_kind
-       << "; preset " << runs.front().preset << ".\n";
+       << "; preset " << runs.front().preset << "; training steps/s: median [min–max] of the repetitions.\n";
   }
+  std::string warnings;
+  for (const auto& r : runs)
+    if (const std::string w = speed_warning(r.train); !w.empty())
+      warnings += "- " + md_text(r.plugin) + " on " + r.task + ": " + md_text(w) + "\n";
+  if (!warnings.empty())
+    md << "\n⚠ **Not a clean measurement** (the predictions rest on speeds whose repetitions should agree within "
+       << static_cast<int>(kSpreadWarning * 100) << "% on an otherwise idle machine; measure again before relying on them):\n\n"
+       << warnings;
   for (const auto& s : suite_totals(runs)) {
     if (s.tasks.size() + (s.pathx ? 1 : 0) < 2) continue;  // one task: its row says it all
     md << "\n**" << md_text(s.plugin) << ", predicted**: ";

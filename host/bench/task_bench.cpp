@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/measure_step.h"
+#include "bench/remaining_time.h"
 #include "bench/report_runs.h"
 #include "model/task_shape.h"
 #include "common/atomic_file.h"
@@ -155,9 +156,13 @@ void measure(Planned& x, const BenchArgs& a, const c10::Device& device, spdlog::
   if (e.ok()) {
     e.prediction = predict_run(e.schedule, e.train.steps_per_s, e.eval_batches_per_s);
     if (e.pretrain_steps > 0) e.prediction.pretrain_s = static_cast<double>(e.pretrain_steps) / e.pretrain.steps_per_s;
-    log.info("{:<12} {:<11} {:8.3f} steps/s  {:8.3f} eval batches/s  peak {:.2f} GB  one run {}", e.plugin, e.task,
-             e.train.steps_per_s, e.eval_batches_per_s, e.train.peak_memory_bytes / 1e9,
+    const Spread r = spread_of(e.train);
+    log.info("{:<12} {:<11} {:8.3f} steps/s (repetitions {:.3g}-{:.3g})  {:8.3f} eval batches/s  peak {:.2f} GB  one run {}",
+             e.plugin, e.task, e.train.steps_per_s, r.min, r.max, e.eval_batches_per_s, e.train.peak_memory_bytes / 1e9,
              human_duration(e.prediction.total_s()));
+    if (const std::string w = speed_warning(e.train); !w.empty())
+      log.warn("{} on {}: not a clean measurement: {}; measure again before relying on the prediction", e.plugin,
+               e.task, w);
   } else {
     const BenchPoint& failed = e.train.status != "ok" ? e.train : e.pretrain;
     log.warn("{:<12} {:<11} {}{}: {}", e.plugin, e.task, failed.status == "oom" ? "OOM" : "FAILED",
@@ -193,11 +198,20 @@ BenchOutcome run_task_bench(const BenchArgs& a, spdlog::logger& log) {
            planned.size(), a.warmup, a.repeats, a.steps, describe_device(device));
   std::vector<TaskRunEstimate> runs;
   const auto start = std::chrono::steady_clock::now();
+  // The time left, learnt from the runs measured so far per plugin and length (bench/remaining_time.h).
+  std::vector<std::pair<std::string, int64_t>> remaining;
+  for (const auto& x : planned) remaining.emplace_back(x.estimate.plugin, x.manifest.model.max_len);
+  RemainingTime eta;
   for (auto& x : planned) {
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    log.info("{} measuring {} on {}", text::progress_note(runs.size(), planned.size(), elapsed), x.estimate.plugin,
-             x.estimate.task);
+    const auto now = std::chrono::steady_clock::now();
+    const double elapsed = std::chrono::duration<double>(now - start).count();
+    log.info("{} measuring {} on {}",
+             progress_text(runs.size(), planned.size(), elapsed,
+                           eta.estimate({remaining.begin() + static_cast<std::ptrdiff_t>(runs.size()), remaining.end()})),
+             x.estimate.plugin, x.estimate.task);
     measure(x, a, device, log);
+    eta.record(x.estimate.plugin, x.manifest.model.max_len,
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - now).count());
     runs.push_back(x.estimate);
   }
   const std::string markdown = run_estimates_markdown(runs);

@@ -55,8 +55,8 @@ int compare_command(const ForgetArgs& a) {
     const Curve& c = loaded[i].curve;
     const std::string train = c.train_length > 0 ? std::to_string(c.train_length) : "-";
     std::printf("%-28s %8s %10s %13s %15s %10s  %s (%s)%s\n", c.label.c_str(), marked_length(c, c.fine).c_str(),
-                marked_length(c, c.coarse).c_str(), length_text(c.fine_prefix).c_str(),
-                length_text(c.coarse_prefix).c_str(), train.c_str(), a.compare[i].c_str(), loaded[i].format.c_str(),
+                marked_length(c, c.coarse).c_str(), marked_length(c, c.fine_prefix).c_str(),
+                marked_length(c, c.coarse_prefix).c_str(), train.c_str(), a.compare[i].c_str(), loaded[i].format.c_str(),
                 c.complete ? "" : "  INCOMPLETE: some lengths failed");
   }
   for (const auto& l : loaded)
@@ -93,7 +93,7 @@ void add_forget_command(CLI::App& app, CommandSlot& slot) {
   auto a = std::make_shared<ForgetArgs>();
   auto* f = app.add_subcommand("forget", "Forgetting curve: train a causal LM around a mixer (or load a TorchScript "
                                          "LM) and measure how far back it copies its context");
-  f->add_option("--plugin", a->plugin, "Mixer plugin (NAME or PATH) to train in the manifest's causal LM");
+  f->add_option("--plugin", a->plugin, std::string(kMixerPluginHelp) + ", trained in the manifest's causal LM");
   f->add_option("--torchscript", a->torchscript, "A causal LM saved as TorchScript: forward(ids [1,T]) -> logits [1,T,V]");
   f->add_option("--compare", a->compare, "forgetting.json files or the reference tool's result files (JSON lists) to "
                                          "overlay in one plot (compare.svg), with their memory lengths");

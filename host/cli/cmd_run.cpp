@@ -1,10 +1,12 @@
 // `lrahost run`: its options, and the summary of the run (runs/train_run.h)
 // a person reads at the end.
 #include <cstdio>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/console_log.h"
 #include "leaderboard/paper_table.h"
+#include "leaderboard/smoke_baselines.h"
 #include "runs/train_run.h"
 
 namespace lra::host {
@@ -32,10 +34,21 @@ int run_command(const RunArgs& a) {
   std::printf("  majority-class rate    %6.2f%%\n", 100 * r.majority_class_rate);
   std::printf("  best validation        %6.2f%%  (step %lld)\n", 100 * r.best_val_accuracy,
               static_cast<long long>(r.best_val_step));
-  if (auto p = paper_accuracy("transformer", r.task))
-    std::printf("  LRA paper, Transformer %6.2f%%  (Table 1, official protocol)\n", *p);
-  if (r.plugin != "transformer")
-    if (auto p = paper_accuracy(r.plugin, r.task)) std::printf("  LRA paper, %-11s %6.2f%%\n", r.plugin.c_str(), *p);
+  // Beside what it may be compared with: the paper's figures for the official
+  // protocol; the committed smoke baselines (the same command on the
+  // development machine) for an unchanged smoke run; nothing otherwise.
+  if (r.official_protocol) {
+    if (auto p = paper_accuracy("transformer", r.task))
+      std::printf("  LRA paper, Transformer %6.2f%%  (Table 1, official protocol)\n", *p);
+    if (r.plugin != "transformer")
+      if (auto p = paper_accuracy(r.plugin, r.task)) std::printf("  LRA paper, %-11s %6.2f%%\n", r.plugin.c_str(), *p);
+  } else if (r.unchanged_smoke) {
+    std::vector<std::string> names = {"transformer"};
+    if (r.plugin != "transformer") names.push_back(r.plugin);
+    for (const auto& name : names)
+      if (auto b = smoke_baseline(name, r.task))
+        std::printf("  smoke baseline, %-11s %6.2f%%  (%s)\n", name.c_str(), 100 * b->test_accuracy, b->file.c_str());
+  }
   std::printf("  training               %.1f s, %.2f steps/s\n", r.train_seconds, r.steps_per_second);
   std::printf("  result                 %s\n", r.result.c_str());
   if (r.signer) std::printf("  signed by              %s\n", r.signer->c_str());
@@ -46,7 +59,7 @@ int run_command(const RunArgs& a) {
 void add_run_command(CLI::App& app, CommandSlot& slot) {
   auto a = std::make_shared<RunArgs>();
   auto* r = app.add_subcommand("run", "Train and evaluate a mixer plugin on a task under its manifest");
-  r->add_option("--plugin", a->plugin, "Mixer plugin: built-in NAME or PATH to a .so")->required();
+  r->add_option("--plugin", a->plugin, kMixerPluginHelp)->required();
   r->add_option("--task", a->task, "Task: listops, text, retrieval, image, pathfinder, pathx")->required();
   add_preset_option(r, a->preset, "official (closed division) or smoke (open, CPU-sized)");
   add_protocol_option(r, a->protocol);

@@ -61,8 +61,8 @@ void add_span_command(CLI::App& app, CommandSlot& slot) {
                                         "and head, and the gradient span of any mixer");
   sa->add_option("--run", a->run, "Run directory written by lrahost run (result.json, model.pt)")->required();
   sa->add_option("--plugin", a->plugin,
-                 "The run's mixer: an installed name or the path of its .so (default: the installed plugin of the "
-                 "name the run recorded; a path in result.json is never loaded)");
+                 "The run's mixer: an installed NAME, the PATH of its C++ plugin (.so) or its Python class FILE.py:CLASS "
+                 "(default: the installed plugin of the name the run recorded; a path in result.json is never loaded)");
   sa->add_option("--samples", a->samples, "Validation examples, drawn at random")->check(CLI::PositiveNumber);
   add_seed_option(sa, a->seed, "Seed of the random draw (recorded)");
   sa->add_option("--batch", a->batch, "Examples per forward pass")->check(CLI::PositiveNumber);

@@ -98,6 +98,7 @@ int submit_command(const SubmitArgs& a) {
   json runs = json::array();
   json listed = json::object(), sizes = json::object();
   std::set<std::string> used, plugins;
+  std::size_t plugin_files = 0;  // files packed for the plugins (a Python folder may hold several)
   std::vector<std::pair<std::string, json>> parsed;  // run folder -> result, for the repeated-run check
   std::map<std::string, CompiledMixer> compiled;     // the .so SHA-256 -> a compiled mixer that is no built-in
   for (const auto& file : files) {
@@ -148,7 +149,10 @@ int submit_command(const SubmitArgs& a) {
       if (!python) python = python_pack(result, file);
       plugin_entry = python->plugin.spec();
       if (plugins.insert(python->plugin.folder()).second)
-        for (const auto& f : python->files) add(f.entry, f.source, f.sha256);
+        for (const auto& f : python->files) {
+          add(f.entry, f.source, f.sha256);
+          ++plugin_files;
+        }
     } else {
       const std::string plugin_file = result.at("plugin").value("file", std::string());
       const std::string plugin_sha = bare_sha256(result.at("plugin").value("sha256", std::string()));
@@ -162,7 +166,10 @@ int submit_command(const SubmitArgs& a) {
                                           " has changed since the run (sha256 " + have + ", plugin.sha256 " +
                                           plugin_sha + "); a bundle must carry the build that produced the result");
       plugin_entry = "plugins/" + plugin_sha + ".so";
-      if (plugins.insert(plugin_entry).second) add(plugin_entry, plugin_file, plugin_sha);
+      if (plugins.insert(plugin_entry).second) {
+        add(plugin_entry, plugin_file, plugin_sha);
+        ++plugin_files;
+      }
       if (!recorded_builtin_mixer(result)) {
         CompiledMixer& m = compiled[plugin_sha];
         m.name = result.at("plugin").value("name", std::string());
@@ -232,8 +239,10 @@ int submit_command(const SubmitArgs& a) {
                       {"files", listed},
                       {"sizes", sizes}};
   write_bundle(a.out, index, pack);
-  std::printf("bundle %s: %zu run%s, %zu plugin file%s\n", a.out.c_str(), runs.size(), runs.size() == 1 ? "" : "s",
-              plugins.size(), plugins.size() == 1 ? "" : "s");  // a Python mixer's folder counts once
+  // A Python mixer is one plugin whose folder may hold several files.
+  std::printf("bundle %s: %zu run%s, %zu plugin%s in %zu file%s\n", a.out.c_str(), runs.size(),
+              runs.size() == 1 ? "" : "s", plugins.size(), plugins.size() == 1 ? "" : "s", plugin_files,
+              plugin_files == 1 ? "" : "s");
   for (const auto& r : runs)
     std::printf("  %s: %s on %s, seed %s, %s\n", r["dir"].get<std::string>().c_str(),
                 r["plugin_name"].get<std::string>().c_str(), r["task"].get<std::string>().c_str(), r["seed"].dump().c_str(),

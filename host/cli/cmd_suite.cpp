@@ -17,7 +17,7 @@ void add_suite_command(CLI::App& app, CommandSlot& slot) {
   auto a = std::make_shared<SuiteArgs>();
   auto* st = app.add_subcommand("suite", "Run a plugin on every LRA task and seed; summarise accuracy (mean +- std) "
                                          "and the LRA average, continuing past a failing task");
-  st->add_option("--plugin", a->plugin, "Mixer plugin: built-in NAME or PATH to a .so")->required();
+  st->add_option("--plugin", a->plugin, kMixerPluginHelp)->required();
   st->add_option("--out", a->out, "Suite directory (runs/<task>/seed-<S>/, suite.json, suite.md)")->required();
   st->add_option("--tasks", a->tasks, "Comma-separated tasks (default: all six)");
   st->add_option("--seeds", a->seeds, "Comma-separated trial seeds (default: each manifest's rules.seeds)");

@@ -24,7 +24,7 @@ void add_sweep_command(CLI::App& app, CommandSlot& slot) {
   auto a = std::make_shared<SweepArgs>();
   auto* sp = app.add_subcommand("sweep", "Plan every plugin x task x seed as one Slurm job array (or run them here), "
                                          "and collect the results");
-  sp->add_option("--plugins", a->plugins, "Comma-separated mixer plugins");
+  sp->add_option("--plugins", a->plugins, "Comma-separated mixer plugins: built-in NAMEs, PATHs of C++ plugins (.so) or Python classes FILE.py:CLASS");
   sp->add_option("--tasks", a->tasks, "Comma-separated tasks");
   sp->add_option("--seeds", a->seeds, "Comma-separated trial seeds");
   sp->add_option("--out", a->out, "Sweep directory (sweep.json, sweep.sbatch, runs/, logs/)");

@@ -46,6 +46,7 @@ int verify_command(const std::vector<std::string>& args, const std::optional<std
                   rep.signed_by.empty() ? "unsigned" : ("signed by " + rep.signed_by).c_str());
       if (rep.release && !rep.release->note.empty()) std::printf("  note: %s\n", rep.release->note.c_str());
       if (!rep.configuration.empty()) std::printf("  configuration: %s\n", rep.configuration.c_str());
+      for (const auto& n : rep.notes) std::printf("  note: %s\n", svg::visible_text(n).c_str());
       if (!rep.valid) code = std::max(code, static_cast<int>(ErrorKind::rules));
     }
     // Reasons quote the file's own strings: shown with invisible and bidi characters named.

@@ -33,6 +33,10 @@ void on_parsed(CLI::App* command, CommandSlot& slot, std::shared_ptr<Args> args,
 // for --seeds lists).
 const CLI::Validator& seed_validator();
 
+// What --plugin names, in every command's help: a mixer in C++ or in Python.
+inline constexpr const char* kMixerPluginHelp =
+    "Mixer plugin: a built-in NAME, the PATH of a C++ plugin (.so), or a Python class FILE.py:CLASS";
+
 // --device: auto, cpu or cuda.
 void add_device_option(CLI::App* command, std::string& device);
 // --threads: CPU threads, 0 = all cores.

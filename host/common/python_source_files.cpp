@@ -2,6 +2,7 @@
 
 #include <cctype>
 
+#include "common/atomic_file.h"
 #include "common/json_input.h"
 #include "common/sha256.h"
 #include "lra/status.h"
@@ -75,6 +76,41 @@ std::optional<RecordedPythonSources> recorded_python_sources(const json& result)
   }
   if (!s.files.count(s.file)) return std::nullopt;
   return s;
+}
+
+std::optional<RecordedPythonSources> judged_python_sources(const json& result, const fs::path& result_file) {
+  auto s = recorded_python_sources(result);
+  if (!s) return s;
+  const fs::path copy = result_file.parent_path() / kRunSourceCopyDir;
+  std::error_code ec;
+  if (fs::is_regular_file(copy / s->file, ec)) {
+    s->working_folder = s->folder;
+    s->folder = fs::absolute(copy, ec);
+    s->copy = true;
+  }
+  return s;
+}
+
+void copy_python_sources(const std::string& plugin_file, const json& source, const fs::path& run_dir) {
+  const json record = {{"plugin", {{"file", plugin_file}, {"source", source}}}};
+  const auto s = recorded_python_sources(record);
+  if (!s) throw Error(ErrorKind::internal, "the Python mixer " + plugin_file + " has no usable source record");
+  RecordedPythonSources copy = *s;
+  copy.folder = run_dir / kRunSourceCopyDir;
+  if (differing_python_sources(copy).empty()) return;  // a resumed run: its copy is there, intact
+  for (const auto& [rel, sha] : s->files) {
+    const fs::path to = copy.folder / rel;
+    std::error_code ec;
+    fs::create_directories(to.parent_path(), ec);
+    if (ec) throw Error(ErrorKind::storage, storage_failure(to.parent_path(), "cannot make the folder", ec.value()));
+    fs::copy_file(s->folder / rel, to, fs::copy_options::overwrite_existing, ec);
+    if (ec) throw Error(ErrorKind::storage, storage_failure(to, "cannot copy the Python source there", ec.value()));
+  }
+  for (const auto& d : differing_python_sources(copy))
+    throw Error(ErrorKind::plugin, "the Python source " + (s->folder / d.file).string() +
+                                       " changed after the mixer was loaded (its copy has sha256 " +
+                                       (d.found.empty() ? std::string("none") : d.found) + ", loaded " + d.recorded +
+                                       "); start the run again with the sources you mean to run");
 }
 
 std::vector<SourceFileDifference> differing_python_sources(const RecordedPythonSources& s) {

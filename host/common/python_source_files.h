@@ -17,11 +17,35 @@
 namespace lra::host {
 
 struct RecordedPythonSources {
-  std::filesystem::path folder;              // plugin.file's folder (absolute)
+  std::filesystem::path folder;              // plugin.file's folder (absolute), or the run's copy (below)
   std::string file;                          // the class's file, relative to `folder`
   std::string cls;                           // the class (the plugin's name)
   std::map<std::string, std::string> files;  // plugin.source.files: relative path -> SHA-256 (lowercase hex)
+  // judged_python_sources: `folder` is the run's own copy, and this the
+  // working folder plugin.file names (compared for information only).
+  bool copy = false;
+  std::filesystem::path working_folder;
 };
+
+// A run keeps a copy of the Python sources it ran, beside its result.json
+// (since issue 48), so that editing the working file later changes nothing
+// about the run: verify, submit and span judge it by that copy.
+inline constexpr const char* kRunSourceCopyDir = "plugin-source";
+
+// The sources a result file is judged by: the run's copy in
+// RESULT_DIR/plugin-source when its class file is there, else plugin.file's
+// folder (results written before runs kept a copy, or moved without it).
+std::optional<RecordedPythonSources> judged_python_sources(const nlohmann::json& result,
+                                                           const std::filesystem::path& result_file);
+
+// Copies the recorded sources of a loaded Python mixer (`plugin_file` =
+// "DIR/FILE.py:CLASS", `source` = its plugin.source) into
+// RUN_DIR/plugin-source, each checked against its recorded SHA-256 after the
+// copy. A file changed since the mixer was loaded is lra::Error(plugin)
+// naming it (start the run again); a copy already there and intact (a
+// resumed run) is kept.
+void copy_python_sources(const std::string& plugin_file, const nlohmann::json& source,
+                         const std::filesystem::path& run_dir);
 
 // The sources `result` records; nullopt for a compiled plugin's result (no
 // plugin.source) and for one whose plugin.source or plugin.file cannot be used

@@ -178,9 +178,13 @@ std::string curves_svg(const std::vector<LearningCurve>& curves, const std::stri
         &ReportPoint::val_accuracy, true, majority);
   svg::Legend legend(s, acc.right + 24, kTop + 30);
   for (std::size_t i = 0; i < curves.size(); ++i) {
-    std::string text = curves[i].label;
-    if (curves[i].test_accuracy) text += ": test " + svg::fixed(100 * *curves[i].test_accuracy, 2) + "%";
-    legend.line(svg::palette_colour(i, 10), svg::Legend::cut(text, 40));
+    // A long label (a Python mixer's path) is cut, never the number after it.
+    const std::string accuracy =
+        curves[i].test_accuracy ? ": test " + svg::fixed(100 * *curves[i].test_accuracy, 2) + "%" : std::string();
+    svg::Legend::Text text = svg::Legend::cut(curves[i].label, 40 - accuracy.size());
+    text.shown += accuracy;
+    if (text.tooltip) *text.tooltip += accuracy;
+    legend.line(svg::palette_colour(i, 10), text);
   }
   legend.gap();
   legend.line("#555", "training");

@@ -202,7 +202,7 @@ std::filesystem::path resolve_plugin(const std::string& name_or_path, uint32_t k
   auto names = available_plugin_names(kind);
   throw Error(ErrorKind::plugin, std::string("no ") + kind_name(kind) + " plugin named '" + name_or_path +
                                      "' (available: " + (names.empty() ? "none found" : text::join(names, ", ")) +
-                                     "); give a name from that list or the path of a .so");
+                                     "); give a name from that list, the path of a .so, or a Python class FILE.py:CLASS");
 }
 
 const LoadedPlugin& open_plugin(const std::string& name_or_path, uint32_t kind) {

@@ -91,7 +91,8 @@ std::optional<std::string> python_folder_problem(const json& result, const std::
 }
 
 PythonPack python_pack(const json& result, const fs::path& result_file) {
-  const auto sources = recorded_python_sources(result);
+  // The run's own copy when it kept one: the working files may have moved on.
+  const auto sources = judged_python_sources(result, result_file);
   if (!sources)
     throw Error(ErrorKind::data, result_file.string() + ": its plugin.source or plugin.file cannot be read as a "
                                                         "Python mixer's sources");

@@ -64,21 +64,32 @@ void check_model_file(const json& result, const std::filesystem::path& result_fi
   }
 }
 
-void check_python_source_files(const json& result, VerifyReport& report) {
-  const auto sources = recorded_python_sources(result);
+void check_python_source_files(const json& result, const std::filesystem::path& result_file, VerifyReport& report) {
+  const auto sources = judged_python_sources(result, result_file);
   std::error_code ec;
   // The result travelled without its sources (a bundle, another machine): the
   // recorded map is still tied to plugin.sha256 by the field checks.
   if (!sources || !std::filesystem::is_regular_file(sources->folder / sources->file, ec)) return;
+  const std::string whose = sources->copy ? "the run's copy of its Python source " : "Python source ";
   for (const auto& d : differing_python_sources(*sources)) {
     report.reasons.push_back(
         d.found.empty()
-            ? "Python source " + (sources->folder / d.file).string() + " (plugin.source.files) is missing beside " +
+            ? whose + (sources->folder / d.file).string() + " (plugin.source.files) is missing beside " +
                   sources->file + " or is not a regular file: the sources were changed after the run"
-            : "Python source " + (sources->folder / d.file).string() + " was changed after the run (sha256 " +
-                  d.found + " != recorded plugin.source.files " + d.recorded + ")");
+            : whose + (sources->folder / d.file).string() + " was changed after the run (sha256 " + d.found +
+                  " != recorded plugin.source.files " + d.recorded + ")");
     report.valid = false;
   }
+  if (!sources->copy || !std::filesystem::is_regular_file(sources->working_folder / sources->file, ec)) return;
+  // The working files are the author's to change: said, not held against the run.
+  RecordedPythonSources working = *sources;
+  working.folder = sources->working_folder;
+  const auto changed = differing_python_sources(working);
+  if (!changed.empty())
+    report.notes.push_back("the working Python source " + (working.folder / changed.front().file).string() +
+                           (changed.size() > 1 ? " (and " + std::to_string(changed.size() - 1) + " more)" : "") +
+                           " has changed since the run; the run is judged by its own copy in " +
+                           sources->folder.string());
 }
 
 }  // namespace lra::host::verify_internal

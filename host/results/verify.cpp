@@ -105,7 +105,7 @@ VerifyReport verify_result_file(const std::filesystem::path& file, const Officia
   report.path = file.string();
   check_model_file(parsed, file, report);
   check_pretrained_weights_file(parsed, file, report);
-  check_python_source_files(parsed, report);
+  check_python_source_files(parsed, file, report);
   return report;
 }
 
@@ -121,7 +121,8 @@ nlohmann::json to_json(const VerifyReport& r) {
           {"release_note", r.release && !r.release->note.empty() ? json(r.release->note) : json(nullptr)},
           {"superseded_by",
            r.release && !r.release->superseded_by.empty() ? json(r.release->superseded_by) : json(nullptr)},
-          {"reasons", r.reasons}};
+          {"reasons", r.reasons},
+          {"notes", r.notes}};
 }
 
 }  // namespace lra::host

@@ -79,14 +79,18 @@ struct VerifyReport {
   // "from scratch" or "self-pretrained" (a pretraining phase, checked by
   // results/pretraining_check.cpp); "" when unreadable.
   std::string protocol;
+  // What a reader should know that does not touch validity: a Python mixer's
+  // working file changed since the run (the run is judged by its own copy).
+  std::vector<std::string> notes;
 };
 
 VerifyReport verify_result_json(const nlohmann::json& result, const OfficialLookup& official);
 
 // Never throws for a bad file: an unreadable or unparseable one gives
 // readable = false, valid = false and the reason. Also checks model.pt beside
-// it and, for a Python mixer, the source files at plugin.file's folder, each
-// when it is there.
+// it and, for a Python mixer, the run's copy of its sources (RESULT_DIR/
+// plugin-source, else the files at plugin.file's folder), each when it is
+// there; a working file changed since a run that kept its copy is a note.
 VerifyReport verify_result_file(const std::filesystem::path& file, const OfficialLookup& official);
 
 // {"path", "readable", "division", "valid", "reasons"} for machine-readable output.

@@ -45,10 +45,12 @@ void check_model_field(Checker& c);
 // model.pt beside `result_file` must have the recorded model.sha256 (absent:
 // the result travels alone, nothing to check).
 void check_model_file(const nlohmann::json& result, const std::filesystem::path& result_file, VerifyReport& report);
-// A Python mixer's source files, where plugin.file says they are, must have
-// the SHA-256s plugin.source.files records (the class's file absent: the
-// result travels alone, nothing to check).
-void check_python_source_files(const nlohmann::json& result, VerifyReport& report);
+// A Python mixer's source files must have the SHA-256s plugin.source.files
+// records: the run's own copy beside `result_file` when it kept one (a
+// changed working file is then a note), else where plugin.file says they are
+// (the class's file absent: the result travels alone, nothing to check).
+void check_python_source_files(const nlohmann::json& result, const std::filesystem::path& result_file,
+                               VerifyReport& report);
 
 // budget_check.cpp — rules.param_budget and plugin.params.total agree with the rules.
 void check_param_budget(Checker& c, const ResultFields& f);

@@ -19,6 +19,7 @@
 #include "device/device.h"
 #include "lra/status.h"
 #include "model/mixer_call.h"
+#include "plugins/python_mixer.h"
 #include "runs/trained_run.h"
 #include "train/batches.h"
 #include "train/trainer.h"
@@ -37,14 +38,16 @@ std::string shape_of(const at::Tensor& t) {
 }
 
 // The plugins on this host that can return attention probabilities, for the
-// message that refuses one that cannot.
+// message that refuses one that cannot. The Python bridge is no mixer of its
+// own (each class declares its capabilities): it is named as what it is.
 std::string plugins_with_probs() {
   std::vector<std::string> names;
   for (const auto& p : discover_plugins())
     if (p.error.empty() && p.problems.empty() && p.descriptor.kind == LRA_KIND_MIXER &&
-        (p.descriptor.capabilities & LRA_CAP_ATTENTION_PROBS))
+        p.descriptor.name != kPythonPluginName && (p.descriptor.capabilities & LRA_CAP_ATTENTION_PROBS))
       names.push_back(p.descriptor.name);
-  return names.empty() ? "none found" : text::join(names);
+  return (names.empty() ? "none found" : text::join(names)) +
+         std::string(", or a Python class that declares lra_capabilities = {\"attention_probs\"}");
 }
 
 // What every reported value depends on (docs/span.md, "The choices").

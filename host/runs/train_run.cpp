@@ -23,6 +23,8 @@
 #include "lra/status.h"
 #include "manifest/presets.h"
 #include "model/backbone.h"
+#include "common/python_source_files.h"
+#include "reference/reference_mixers.h"
 #include "model/summary_probe.h"
 #include "plugins/conformance.h"
 #include "plugins/descriptor.h"
@@ -308,6 +310,13 @@ std::optional<RunSummary> train_run(const RunArgs& a, spdlog::logger& log) {
   RunDirectory dir;
   open_run_directory(dir, a, plan, data);
   start_run_log(a, plan, dir, log);
+  // A Python mixer: the run keeps the sources it runs, and is judged by them
+  // whatever becomes of the working files (common/python_source_files.h).
+  if (plan.ranks.rank == 0 && plan.mixer->source.is_object()) {
+    copy_python_sources(plan.mixer->descriptor.file.string(), plan.mixer->source, dir.out);
+    log.info("Python sources kept in {} ({} file(s)): verify, submit and span judge the run by them",
+             (dir.out / kRunSourceCopyDir).string(), plan.mixer->source["files"].size());
+  }
 
   torch::Device device = pick_device(a.device);
   const auto dist = join_ranks(plan, dir, device, log);
@@ -425,6 +434,9 @@ std::optional<RunSummary> train_run(const RunArgs& a, spdlog::logger& log) {
                      record.metrics.majority_class_rate, tr.best_val_accuracy, data.dataset.test.size(),
                      tr.best_val_step, tr.train_seconds, tr.steps_per_second, dir.out / "result.json",
                      sign_key ? std::optional<std::string>(sign_key->key_id) : std::nullopt, not_learning.message()};
+  const bool unchanged = plan.choices.overrides.size() == plan.choices.configured;  // no --set of a manifest key
+  summary.official_protocol = plan.release.has_value() && unchanged;
+  summary.unchanged_smoke = is_smoke_manifest(plan.manifest.name) && plan.choices.overrides.empty();
   if (pretrained) {
     const auto& p = pretrained->record;
     summary.pretraining = fmt::format("{}, {} updates, final loss {:.4f}, token accuracy {:.2f}%",

@@ -46,6 +46,10 @@ struct RunSummary {
   std::optional<std::string> signer;  // the signing key's id
   std::string not_learning;           // runs/not_learning_warning.h's message, "" when it did not fire
   std::string pretraining;            // a self-pretrained run's first phase in words, "" when none
+  // What the accuracy may be set beside: the paper's Table 1 for a released
+  // official manifest run as released (a reference configuration's settings
+  // allowed); the committed smoke baselines for an unchanged smoke preset.
+  bool official_protocol = false, unchanged_smoke = false;
   // --stop-after ended the run early: updates done of the manifest's total,
   // the checkpoint to --resume from; no result was written.
   bool stopped = false;

@@ -12,6 +12,7 @@
 #include "model/summary_probe.h"
 #include "plugins/mixer_options.h"
 #include "plugins/mixer_factory.h"
+#include "common/python_source_files.h"
 #include "common/sha256.h"
 #include "plugins/descriptor.h"
 #include "common/text.h"
@@ -48,19 +49,30 @@ const LoadedPlugin& open_run_mixer(const RunRecord& run, const std::optional<std
         file = p.file;
         break;
       }
+    // A Python mixer's run kept its sources: name the copy, never load it unasked
+    // (a run folder may come from someone else's bundle).
+    const auto parts = split_python_spec(run.plugin_file);
+    const std::filesystem::path copy = run.result_file.parent_path() / kRunSourceCopyDir;
+    std::error_code ec;
+    if (file.empty() && parts && std::filesystem::is_regular_file(copy / std::filesystem::path(parts->first).filename(), ec))
+      throw Error(ErrorKind::plugin,
+                  "'" + run.plugin_name + "' is a Python mixer; its run kept the sources it ran in " + copy.string() +
+                      ". Pass them with --plugin " + (copy / std::filesystem::path(parts->first).filename()).string() +
+                      ":" + parts->second + " if you trust them (a run folder's code is never loaded unasked)");
     if (file.empty())
       throw Error(ErrorKind::plugin,
                   "no mixer plugin named '" + run.plugin_name + "' (plugin.name in " + run.result_file.string() +
                       ") is installed, and the file the run recorded (plugin.file " + run.plugin_file +
-                      ") is not loaded from a result file; it was not loaded. Pass the plugin's library explicitly "
-                      "with --plugin PATH if you trust it, or install it under its name (LRA_PLUGIN_PATH)");
+                      ") is not loaded from a result file; it was not loaded. Pass the plugin explicitly with --plugin PATH "
+                      "(its .so, or FILE.py:CLASS for a Python mixer) if you trust it, or install it under its name "
+                      "(LRA_PLUGIN_PATH)");
   }
   const LoadedPlugin& mixer = load_plugin(file, LRA_KIND_MIXER);
   if (mixer.descriptor.name != run.plugin_name)
     throw Error(ErrorKind::plugin, mixer.descriptor.file.string() + " is plugin '" + mixer.descriptor.name +
                                        "', but the run (" + run.result_file.string() + ") trained '" + run.plugin_name +
-                                       "'; pass the run's plugin with --plugin PATH or install it under its name "
-                                       "(LRA_PLUGIN_PATH)");
+                                       "'; pass the run's plugin with --plugin PATH (its .so, or FILE.py:CLASS for a Python mixer) or "
+                                       "install it under its name (LRA_PLUGIN_PATH)");
   if (same_file) *same_file = mixer.sha256 == bare_sha256(run.plugin_sha256);
   return mixer;
 }

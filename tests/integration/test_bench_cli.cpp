@@ -1,5 +1,6 @@
 // `lrahost bench` end to end on CPU: measurement, reports, merging, per-
 // configuration peak memory, and bad options failing before any measurement.
+#include <cmath>
 #include <filesystem>
 #include <string>
 
@@ -49,6 +50,33 @@ TEST(BenchCli, PeakMemoryIsPerConfigurationOnCpu) {
   const auto r = nlohmann::json::parse(read_text(d.path() / "b" / "bench.json"))["results"];
   const auto large = r[0]["peak_memory_bytes"].get<int64_t>(), small = r[1]["peak_memory_bytes"].get<int64_t>();
   EXPECT_LT(small + (200 << 20), large) << "large " << large << " small " << small;
+}
+
+// Issue 48: a plugin's peak memory does not depend on what ran before it.
+// A Python mixer (an embedded interpreter and its heap) and the transformer,
+// in both orders: each plugin is measured in a process of its own, so the
+// transformer's peak is the same either way (within 5%, allocator noise).
+TEST(BenchCli, PeakMemoryDoesNotDependOnWhatRanBefore) {
+  TempDir d;
+  const std::string python = std::string(LRA_SOURCE_DIR) + "/sdk/examples/python/retention.py:Retention";
+  auto peak_of_transformer = [&](const std::string& plugins, const std::string& out) -> int64_t {
+    auto o = lrahost("bench --plugins " + plugins + " --lengths 64 --batch 4 --warmup 1 --steps 1 --repeats 2 "
+                     "--device cpu --out " + (d.path() / out).string());
+    EXPECT_EQ(o.code, 0) << o.output;
+    EXPECT_NE(o.output.find("in a process of its own"), std::string::npos) << o.output;
+    const auto r = nlohmann::json::parse(read_text(d.path() / out / "bench.json"))["results"];
+    EXPECT_EQ(r.size(), 2u);
+    for (const auto& p : r)
+      if (p["plugin"] == "transformer") return p["peak_memory_bytes"].get<int64_t>();
+    ADD_FAILURE() << "no transformer row";
+    return 0;
+  };
+  const int64_t first = peak_of_transformer("transformer," + python, "first");
+  const int64_t after = peak_of_transformer(python + ",transformer", "after");
+  ASSERT_GT(first, 0);
+  EXPECT_LT(std::abs(static_cast<double>(after - first)), 0.05 * static_cast<double>(first))
+      << "transformer's peak: " << first << " bytes measured first, " << after << " after the Python mixer";
+  EXPECT_FALSE(fs::exists(d.path() / "first" / "0")) << "the children's scratch folders are not left in --out";
 }
 
 TEST(BenchCli, BadOptionsFailBeforeMeasuring) {

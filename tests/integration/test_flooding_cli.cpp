@@ -68,7 +68,7 @@ TEST_F(FloodingCli, SubmitNamesEachRunByItsTaskAndSeed) {
   const fs::path bundle = d_.path() / "sub.tar";
   const auto sub = lrahost("submit " + suite.string() + " --out " + bundle.string());
   ASSERT_EQ(sub.code, 0) << sub.output;
-  EXPECT_NE(sub.output.find("2 runs, 1 plugin file"), std::string::npos) << sub.output;
+  EXPECT_NE(sub.output.find("2 runs, 1 plugin in 1 file"), std::string::npos) << sub.output;
   EXPECT_NE(sub.output.find("  listops-seed-0: transformer on listops, seed 0, open"), std::string::npos) << sub.output;
   EXPECT_NE(sub.output.find("  listops-seed-1: transformer on listops, seed 1, open"), std::string::npos) << sub.output;
 }

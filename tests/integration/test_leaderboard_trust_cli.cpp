@@ -126,7 +126,7 @@ TEST_F(LeaderboardTrust, AClosedEntryAveragesOnlyTheOfficialSeedsAndNamesTheExtr
   EXPECT_EQ(e["tasks"]["listops"]["seeds"], json::array({0, 1, 2}));
   EXPECT_NEAR(e["tasks"]["listops"]["mean"].get<double>(), 0.30, 1e-12);
   EXPECT_NE(read_text(site() / "leaderboard.md").find("listops: seed 3 not averaged (not an official trial seed of "
-                                                      "release lra-v1.2: 0, 1, 2)"),
+                                                      "release lra-v1.3: 0, 1, 2)"),
             std::string::npos);
 }
 

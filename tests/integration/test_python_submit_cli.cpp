@@ -129,6 +129,7 @@ TEST_F(PythonSubmitCli, AnHonestPythonMixerIsBundledAndReevaluatesValidInTheSand
   const fs::path bundle = d_.path() / "py.tar";
   auto s = submit(run, bundle);
   ASSERT_EQ(s.code, 0) << s.output;
+  EXPECT_NE(s.output.find("1 run, 1 plugin in 2 files"), std::string::npos) << "the files it packs: " << s.output;
   const fs::path unpacked = unpack(bundle, "unpacked");
   EXPECT_EQ(read_text(unpacked / "plugins" / sha / "mixer.py"), read_text(src / "mixer.py"));
   EXPECT_EQ(read_text(unpacked / "plugins" / sha / "helper.py"), kHelper);
@@ -193,31 +194,55 @@ TEST_F(PythonSubmitCli, TheExampleUsingTheHostsAttentionReevaluatesValidInTheSan
   EXPECT_EQ(rep["test"]["recomputed_accuracy"].get<double>(), result["metrics"]["test_accuracy"].get<double>());
 }
 
-TEST_F(PythonSubmitCli, AdversarialSubmitAndVerifyRefuseASourceChangedSinceTheRun) {
+// Issue 48: the run keeps the sources it ran (RUN/plugin-source) and is
+// judged by them. Editing the working files afterwards is the author's
+// business: verify stays valid and says so in a note, submit packs the copy.
+// Editing the run's copy is tampering with the run: refused.
+TEST_F(PythonSubmitCli, ARunIsJudgedByItsOwnCopyOfTheSources) {
   const fs::path src = write_mixer("changed");
   const fs::path run = train(src, "py");
-  // Edited after the run: submit refuses naming the file (exit 2, no bundle), verify fails.
+  const fs::path copy = run / "plugin-source";
+  ASSERT_EQ(read_text(copy / "mixer.py"), read_text(src / "mixer.py"));
+  ASSERT_EQ(read_text(copy / "helper.py"), kHelper);
+  // The working helper edited after the run: valid, with a note; the bundle carries the copy.
   write_text(src / "helper.py", std::string(kHelper) + "# tuned later\n");
+  auto v = lrahost("verify " + run.string());
+  EXPECT_EQ(v.code, 0) << v.output;
+  EXPECT_NE(v.output.find("open, valid"), std::string::npos) << v.output;
+  EXPECT_NE(v.output.find("note: the working Python source " + (src / "helper.py").string() +
+                          " has changed since the run; the run is judged by its own copy in " + copy.string()),
+            std::string::npos)
+      << v.output;
   const fs::path bundle = d_.path() / "py.tar";
   auto s = submit(run, bundle);
-  EXPECT_EQ(s.code, 2) << s.output;
-  EXPECT_NE(s.output.find("its Python source " + (src / "helper.py").string() + " has changed since the run"),
-            std::string::npos) << s.output;
-  EXPECT_FALSE(fs::exists(bundle));
-  auto v = lrahost("verify " + run.string());
-  EXPECT_EQ(v.code, 4) << v.output;
-  EXPECT_NE(v.output.find("Python source " + (src / "helper.py").string() + " was changed after the run"),
-            std::string::npos) << v.output;
-  // Removed: the same, as missing.
-  fs::remove(src / "helper.py");
+  ASSERT_EQ(s.code, 0) << s.output;
+  const std::string sha = json::parse(read_text(run / "result.json"))["plugin"]["sha256"].get<std::string>();
+  EXPECT_EQ(read_text(unpack(bundle, "copy") / "plugins" / sha / "helper.py"), kHelper) << "the run's copy, not the edit";
+  fs::remove(bundle);
+  // The working files gone altogether: still judged by the copy.
+  fs::remove_all(src);
+  EXPECT_EQ(lrahost("verify " + run.string()).code, 0);
+  // The run's own copy edited: submit refuses naming it (exit 2, no bundle), verify fails.
+  write_text(copy / "helper.py", std::string(kHelper) + "# tuned later\n");
   s = submit(run, bundle);
   EXPECT_EQ(s.code, 2) << s.output;
-  EXPECT_NE(s.output.find((src / "helper.py").string() + " (plugin.source.files) is missing"), std::string::npos)
-      << s.output;
+  EXPECT_NE(s.output.find("its Python source " + (copy / "helper.py").string() + " has changed since the run"),
+            std::string::npos) << s.output;
   EXPECT_FALSE(fs::exists(bundle));
+  v = lrahost("verify " + run.string());
+  EXPECT_EQ(v.code, 4) << v.output;
+  EXPECT_NE(v.output.find("the run's copy of its Python source " + (copy / "helper.py").string() +
+                          " was changed after the run"),
+            std::string::npos) << v.output;
+  // Removed from the copy: the same, as missing.
+  fs::remove(copy / "helper.py");
+  s = submit(run, bundle);
+  EXPECT_EQ(s.code, 2) << s.output;
+  EXPECT_NE(s.output.find((copy / "helper.py").string() + " (plugin.source.files) is missing"), std::string::npos)
+      << s.output;
   EXPECT_EQ(lrahost("verify " + run.string()).code, 4);
   // Restored: both pass.
-  write_text(src / "helper.py", kHelper);
+  write_text(copy / "helper.py", kHelper);
   EXPECT_EQ(lrahost("verify " + run.string()).code, 0);
   s = submit(run, bundle);
   EXPECT_EQ(s.code, 0) << s.output;

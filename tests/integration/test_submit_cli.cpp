@@ -50,7 +50,7 @@ TEST_F(SubmitCli, ATrueResultReevaluatesToTheSameAccuracyAndAPrivateSet) {
   const fs::path bundle = d_.path() / "sub.tar";
   auto s = lrahost("submit " + (d_.path() / "runs").string() + " --out " + bundle.string());
   ASSERT_EQ(s.code, 0) << s.output;
-  EXPECT_NE(s.output.find("1 run, 1 plugin file"), std::string::npos) << s.output;
+  EXPECT_NE(s.output.find("1 run, 1 plugin in 1 file"), std::string::npos) << s.output;
   const fs::path checked = d_.path() / "checked";
   auto v = lrahost("verify --reevaluate " + bundle.string() + " --out " + checked.string() + " --threads 2");
   ASSERT_EQ(v.code, 0) << v.output;

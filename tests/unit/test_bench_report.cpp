@@ -21,6 +21,7 @@
 
 #include "bench/bench_point.h"
 #include "bench/bench_report.h"
+#include "bench/remaining_time.h"
 #include "lra/status.h"
 
 namespace fs = std::filesystem;
@@ -111,6 +112,8 @@ void expect_same(const BenchPoint& a, const BenchPoint& b) {
   EXPECT_EQ(a.params, b.params);
   EXPECT_EQ(a.flops_per_step, b.flops_per_step);
   EXPECT_EQ(a.mfu, b.mfu);
+  EXPECT_EQ(a.load_average, b.load_average);
+  EXPECT_EQ(a.cores, b.cores);
 }
 
 // The rows of `plugin` in the Markdown: [0] in the speed table, [1] in the memory table.
@@ -287,12 +290,52 @@ TEST(BenchMarkdown, SpeedUpsAgainstTransformer) {
             std::string::npos)
       << md;
   // 5.0 / 2.0 and 2.6 / 1.0; from 3K transformer is out of memory, so no speed-up.
-  EXPECT_EQ(rows(md, "performer").at(0), "| performer | 5.00 (2.5x) | 2.60 (2.6x) | 1.80 | 1.30 |");
-  EXPECT_EQ(rows(md, "transformer").at(0), "| transformer | 2.00 (1.0x) | 1.00 (1.0x) | OOM | OOM |");
+  // Each speed with its repetitions' range (0.98x to 1.01x the median here).
+  EXPECT_EQ(rows(md, "performer").at(0),
+            "| performer | 5.00 [4.90–5.05] (2.5x) | 2.60 [2.55–2.63] (2.6x) | 1.80 [1.76–1.82] | 1.30 [1.27–1.31] |");
+  EXPECT_EQ(rows(md, "transformer").at(0), "| transformer | 2.00 [1.96–2.02] (1.0x) | 1.00 [0.980–1.01] (1.0x) | OOM | OOM |");
   // Not measured at 3K, failed at 4K.
-  EXPECT_EQ(rows(md, "linformer").at(0), "| linformer | 5.60 (2.8x) | 3.00 (3.0x) | - | error |");
-  EXPECT_NE(md.find("### Speed (training steps per second, speed-up against transformer)"),
+  EXPECT_EQ(rows(md, "linformer").at(0), "| linformer | 5.60 [5.49–5.66] (2.8x) | 3.00 [2.94–3.03] (3.0x) | - | error |");
+  EXPECT_NE(md.find("### Speed (training steps per second, median [min–max] of the repetitions, speed-up against "
+                    "transformer)"),
             std::string::npos);
+  EXPECT_EQ(md.find("Not a clean measurement"), std::string::npos) << "repetitions within 3%, no load recorded";
+}
+
+// Issue 48: a speed carries its spread; one whose repetitions disagree by more
+// than 10%, or measured on a machine loaded beyond its cores, is flagged in
+// the table and explained under it, and bench.json says so too.
+TEST(BenchMarkdown, SpreadOrLoadFlagsASpeed) {
+  std::vector<BenchPoint> points = typical_points();
+  points[4].repetition_steps_per_s = {3.4, 5.0, 5.1};  // performer 1K: 34% apart
+  points[5].load_average = 3.7;                         // performer 2K on 2 cores
+  points[5].cores = 2;
+  points[6].load_average = 1.2;                         // performer 3K: idle enough
+  points[6].cores = 2;
+  const Spread s = spread_of(points[4]);
+  EXPECT_DOUBLE_EQ(s.min, 3.4);
+  EXPECT_DOUBLE_EQ(s.max, 5.1);
+  EXPECT_NEAR(s.fraction, 0.34, 1e-12);
+  EXPECT_EQ(spread_of(failed("x", 1024)).fraction, 0.0);
+  const std::string md = bench_markdown(points);
+  EXPECT_EQ(rows(md, "performer").at(0),
+            "| performer | 5.00 [3.40–5.10] (2.5x) ⚠ | 2.60 [2.55–2.63] (2.6x) ⚠ | 1.80 [1.76–1.82] | 1.30 [1.27–1.31] |");
+  EXPECT_NE(md.find("⚠ **Not a clean measurement**"), std::string::npos) << md;
+  EXPECT_NE(md.find("- performer at 1K: its 3 repetitions spread 34% (3.4-5.1 steps/s, more than 10%)\n"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("- performer at 2K: the machine's load average was 3.7 on 2 cores\n"), std::string::npos) << md;
+  EXPECT_EQ(md.find("performer at 3K:"), std::string::npos) << md;
+  const json j = bench_points_json(points);
+  EXPECT_EQ(j[4]["warning"], "its 3 repetitions spread 34% (3.4-5.1 steps/s, more than 10%)");
+  EXPECT_EQ(j[4]["spread"]["min_steps_per_s"], 3.4);
+  EXPECT_EQ(j[5]["load_average"], 3.7);
+  EXPECT_EQ(j[5]["cores"], 2);
+  EXPECT_FALSE(j[6].contains("warning"));
+  // Read back (bench --report): the load survives, and older files without it still read.
+  const auto back = bench_points_from_json(document(points), "bench.json");
+  EXPECT_EQ(back[5].load_average, 3.7);
+  EXPECT_EQ(back[0].load_average, -1.0);
 }
 
 TEST(BenchMarkdown, MemoryInGigabytesWithRatios) {
@@ -322,23 +365,23 @@ TEST(BenchMarkdown, OrderAndFacts) {
 TEST(BenchMarkdown, WithoutTransformerNoRatios) {
   const std::string md =
       bench_markdown({point("performer", 1000, 0.0512, 0.05), point("local", 1000, 123.4, 2)});
-  EXPECT_EQ(rows(md, "performer").at(0), "| performer | 0.0512 |");
-  EXPECT_EQ(rows(md, "local").at(0), "| local | 123 |");
+  EXPECT_EQ(rows(md, "performer").at(0), "| performer | 0.0512 [0.0502–0.0517] |");
+  EXPECT_EQ(rows(md, "local").at(0), "| local | 123 [121–125] |");
   EXPECT_EQ(rows(md, "local").at(1), "| local | 2.00 GB |");
   EXPECT_NE(md.find("| Model | 1000 |"), std::string::npos);
-  EXPECT_NE(md.find("### Speed (training steps per second)"), std::string::npos);
+  EXPECT_NE(md.find("### Speed (training steps per second, median [min–max] of the repetitions)"), std::string::npos);
   EXPECT_NE(md.find("MFU: unknown."), std::string::npos);
 }
 
 TEST(BenchMarkdown, RatioRoundingCarries) {
   // 9.96x has two significant digits as "10", not "10.0".
   const std::string md = bench_markdown({point("transformer", 1024, 1.0, 1), point("fast", 1024, 9.96, 1)});
-  EXPECT_EQ(rows(md, "fast").at(0), "| fast | 9.96 (10x) |");
+  EXPECT_EQ(rows(md, "fast").at(0), "| fast | 9.96 [9.76–10.1] (10x) |");
 }
 
 TEST(BenchMarkdown, EscapesTableSyntax) {
   const std::string md = bench_markdown({point("a|b<i>*\nc", 1024, 1, 1)});
-  EXPECT_NE(md.find("| a\\|b\\<i\\>\\* c | 1.00 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| a\\|b\\<i\\>\\* c | 1.00 [0.980–1.01] |"), std::string::npos) << md;
   EXPECT_EQ(bench_markdown({}), "No benchmark results.\n");
 }
 
@@ -504,4 +547,27 @@ TEST(BenchSvg, XmllintAcceptsTheCharts) {
     EXPECT_EQ(std::system(("xmllint --noout '" + file.string() + "'").c_str()), 0) << svgs[i];
     fs::remove(file);
   }
+}
+
+// Issue 48: the time left is learnt from the configurations measured so far,
+// per plugin and length, not averaged over them: before a 4K attention step
+// the sweep says what that step will cost.
+TEST(BenchEta, LearnsEachConfigurationsCostFromWhatWasMeasured) {
+  RemainingTime eta;
+  EXPECT_FALSE(eta.estimate({{"transformer", 1024}}).has_value()) << "nothing measured: no estimate";
+  eta.record("transformer", 1024, 10.0);
+  // The same plugin, longer: quadratic until its own growth is known.
+  EXPECT_NEAR(*eta.estimate({{"transformer", 2048}}), 40.0, 1e-9);
+  eta.record("transformer", 2048, 30.0);  // its own growth: log2(3) = 1.585
+  EXPECT_NEAR(*eta.estimate({{"transformer", 4096}}), 90.0, 1e-9);
+  // A plugin not measured yet: the measured plugins at that length.
+  EXPECT_NEAR(*eta.estimate({{"performer", 1024}}), 10.0, 1e-9);
+  EXPECT_NEAR(*eta.estimate({{"transformer", 4096}, {"performer", 1024}}), 100.0, 1e-9);
+  // Growth is clamped to [1, 2]: a plugin that got faster with length is not predicted to speed up.
+  eta.record("performer", 1024, 8.0);
+  eta.record("performer", 2048, 7.0);
+  EXPECT_NEAR(*eta.estimate({{"performer", 4096}}), 14.0, 1e-9);
+  // The average so far (40 s over 2 configurations) would say 40 s for the last two.
+  EXPECT_EQ(progress_text(2, 4, 40.0, 100.0), "[3/4, 40 s so far, about 1 min 40 s left]");
+  EXPECT_EQ(progress_text(0, 4, 0.0, std::nullopt), "[1/4]");
 }

@@ -58,6 +58,11 @@ TEST(LearningCurves, SvgDrawsTrainingAndValidationPerRunAndASharedMajorityLine) 
   const auto other = learning_curve(result("transformer", 0, 0.5), "c");
   EXPECT_EQ(count(curves_svg({a, other}, "mixed"), "class=\"majority\""), 0u);
   EXPECT_NE(curves_svg({}, "none").find("no runs"), std::string::npos);
+  // Issue 48: a long label (a Python mixer's path) is cut, never the accuracy after it.
+  const auto long_label =
+      learning_curve(result("/home/someone/projects/s4/models/s4/s4d_port.py:S4DPort", 0, 0.119), "d");
+  const std::string cut = curves_svg({long_label}, "long");
+  EXPECT_NE(cut.find("…: test 34.50%"), std::string::npos) << cut;
 }
 
 TEST(LearningCurves, MalformedHistoriesAreRefusedNamingTheField) {
