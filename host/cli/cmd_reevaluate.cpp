@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "common/key_pair.h"
 #include "common/ed25519.h"
 #include "device/device.h"
 #include "runs/official_registry.h"
@@ -44,6 +45,14 @@ int reevaluate_command(const ReevaluateArgs& a) {
   }
   if (a.sign_key)  // a key that cannot sign is exit 2 before the bundle is opened
     o.sign_key = std::make_shared<const Ed25519PrivateKey>(load_ed25519_private_key(*a.sign_key));
+  if (a.sign_as_author) {
+    if (!a.out) throw Error(ErrorKind::usage, "--sign-as-author signs the reports written under --out: give --out DIR");
+    bool created = false;
+    o.sign_key = std::make_shared<const Ed25519PrivateKey>(author_key(&created));
+    if (created)
+      std::printf("author key %s made in %s (its public half, %s, lets others check your reports)\n",
+                  o.sign_key->key_id.c_str(), author_key_dir().c_str(), kPublicKeyFile);
+  }
   bool keep = static_cast<bool>(a.out);
   if (keep) {
     o.out = *a.out;
@@ -75,11 +84,15 @@ int reevaluate_command(const ReevaluateArgs& a) {
   if (keep) {
     std::printf("unpacked with reevaluation.json beside each result: %s\n", o.out.c_str());
     // The leaderboard counts a report only when it is signed by a key it trusts (--trusted-verifiers).
-    if (o.sign_key)
+    if (o.sign_key && a.sign_as_author)
+      std::printf("reevaluation.json signed by your author key %s: your leaderboard pages show \"re-evaluated by its "
+                  "author\"; only a maintainer's key in --trusted-verifiers makes it count\n",
+                  o.sign_key->key_id.c_str());
+    else if (o.sign_key)
       std::printf("reevaluation.json signed by %s\n", o.sign_key->key_id.c_str());
     else
       std::printf("reevaluation.json written UNSIGNED: the leaderboard shows it as unverified and does not count it "
-                  "(pass --sign-key KEY)\n");
+                  "(pass --sign-key KEY, or --sign-as-author to mark it as your own check)\n");
   }
   std::error_code ec;
   if (!keep) fs::remove_all(o.out, ec);

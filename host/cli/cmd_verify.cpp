@@ -107,6 +107,10 @@ void add_verify_command(CLI::App& app, CommandSlot& slot) {
   v->add_option("--sign-key", re.sign_key, "--reevaluate: the verifying maintainer's Ed25519 private key (PEM): signs "
                                            "each reevaluation.json, which the leaderboard counts only when signed by "
                                            "a key in its --trusted-verifiers");
+  v->add_flag("--sign-as-author", re.sign_as_author,
+              "--reevaluate: sign each reevaluation.json with your own author key (made on first use in "
+              "$LRA_AUTHOR_KEY_DIR or ~/.config/lrahost/author-key): your own leaderboard pages show the check as "
+              "'re-evaluated by its author', never as a trusted verifier's");
   on_parsed(v, slot, a, [](VerifyArgs& args) {
     if (args.reevaluate.bundle) {
       if (args.submission)
@@ -115,11 +119,15 @@ void add_verify_command(CLI::App& app, CommandSlot& slot) {
       if (!args.paths.empty())
         throw Error(ErrorKind::usage, "verify --reevaluate takes the bundle only; verify result files in a separate call");
       args.reevaluate.trusted_keys = args.trusted_keys;
+      if (args.reevaluate.sign_key && args.reevaluate.sign_as_author)
+        throw Error(ErrorKind::usage, "--sign-key and --sign-as-author each choose the key that signs the reports: "
+                                      "give one");
       if (args.reevaluate.out) check_output_path_name(*args.reevaluate.out);  // blank-named: exit 2 before unpacking
       return reevaluate_command(args.reevaluate);
     }
-    if (args.reevaluate.sign_key)
-      throw Error(ErrorKind::usage, "--sign-key signs re-evaluation reports: it goes with --reevaluate BUNDLE");
+    if (args.reevaluate.sign_key || args.reevaluate.sign_as_author)
+      throw Error(ErrorKind::usage, std::string(args.reevaluate.sign_key ? "--sign-key" : "--sign-as-author") +
+                                        " signs re-evaluation reports: it goes with --reevaluate BUNDLE");
     if (args.paths.empty())
       throw Error(ErrorKind::usage, "verify needs result.json files or folders, or --reevaluate BUNDLE");
     return verify_command(args.paths, args.trusted_keys, args.submission);

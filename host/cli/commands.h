@@ -119,6 +119,7 @@ struct ReevaluateArgs {
   bool no_sandbox = false;
   std::optional<std::string> trusted_keys;
   std::optional<std::string> sign_key;  // the maintainer's Ed25519 key: signs each reevaluation.json
+  bool sign_as_author = false;          // sign with the user's own author key (common/key_pair.h), made on first use
 };
 int reevaluate_command(const ReevaluateArgs& args);
 

@@ -115,7 +115,7 @@ void bound_invalid(InvalidResult& r) {
 // How far one result file was checked, before its entry is known.
 struct ResultChecks {
   std::string signed_by;
-  bool reevaluated = false, private_checked = false;
+  bool reevaluated = false, private_checked = false, by_author = false;
   std::string verifier, unverified;
   bool data_not_checked = false;  // closed, on LRA's release files, no trusted re-evaluation
 };
@@ -134,7 +134,12 @@ struct CheckedResult {
     const bool reevaluated = reevaluation.state == Reevaluation::State::passed;
     const json* release = json_at(result, {"task", "lra_release_files"});
     const bool release_files = release && release->is_boolean() && release->get<bool>();
-    return {report.signed_by, reevaluated, reevaluation.private_checked, reevaluation.verifier, reevaluation.unverified,
+    return {report.signed_by,
+            reevaluated,
+            reevaluation.private_checked,
+            reevaluation.state == Reevaluation::State::by_author,
+            reevaluation.verifier,
+            reevaluation.unverified,
             report.division == "closed" && release_files && !reevaluated};
   }
 };
@@ -177,6 +182,7 @@ void count_checks(ScoreEntry& entry, std::map<std::string, ResultChecks>& checks
     entry.checks.reevaluated += c.reevaluated;
     entry.checks.private_checked += c.private_checked;
     entry.checks.data_not_checked += c.data_not_checked;
+    entry.checks.reevaluated_by_author += c.by_author;
     if (c.reevaluated) verifiers.insert(c.verifier);
     if (!c.unverified.empty()) {
       ++entry.checks.reevaluation_unverified;

@@ -18,7 +18,10 @@
 namespace lra::host {
 
 struct Reevaluation {
-  enum class State { absent, unverified, passed, failed } state = State::absent;
+  // by_author: a report that says valid, signed by this machine's author key
+  // (common/key_pair.h, verify --reevaluate --sign-as-author): shown as "re-evaluated
+  // by its author", never counted as a trusted verifier's.
+  enum class State { absent, unverified, passed, failed, by_author } state = State::absent;
   std::string unverified;            // why it is not believed, in the verifier's fixed words
   std::string verifier;              // key id of a trusted report
   bool private_checked = false;      // passed, with a private test set and no significant gap

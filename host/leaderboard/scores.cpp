@@ -366,6 +366,7 @@ json to_json(const ScoreEntry& entry) {
             {"verifiers", entry.checks.verifiers},
             {"reevaluation_unverified", entry.checks.reevaluation_unverified},
             {"reevaluation_unverified_reasons", entry.checks.unverified_reasons},
+            {"reevaluated_by_author", entry.checks.reevaluated_by_author},
             {"data_not_checked", entry.checks.data_not_checked}}}};
 }
 

@@ -84,6 +84,7 @@ struct ScoreEntry {
     int private_checked = 0;          // of those, scored on a private test set without a significant gap
     std::vector<std::string> verifiers;  // the key ids that vouched, sorted, once each
     int reevaluation_unverified = 0;  // a reevaluation.json beside it that is not believed, so not counted
+    int reevaluated_by_author = 0;    // one signed by the page builder's own author key: shown, not counted
     std::vector<std::string> unverified_reasons;  // why, in fixed words ("unsigned", "unknown key ed25519:…", ...)
     // Closed results on LRA's release files (task.lra_release_files) that no
     // trusted re-evaluation checked against the maintainer's own copy: verify

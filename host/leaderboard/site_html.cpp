@@ -137,6 +137,8 @@ Row entry_row(const ScoreEntry& e, std::optional<int> rank, const std::vector<st
   c += "<div class=\"meta checks\" title=\"digest: the file is intact and passed verify; signed: by a key whose "
        "signature verifies; re-evaluated: the submitted weights reproduce the accuracy (verify --reevaluate, in a report "
        "signed by a trusted verifier key); private set: scored on a fresh private test set without a significant gap; "
+       "re-evaluated by its author: the same check, signed by the author key of whoever built this page (verify "
+       "--reevaluate --sign-as-author), shown but not counted as a trusted verifier's; "
        "re-evaluation unverified: a report that is unsigned, signed by an unknown key or edited, not counted; data not "
        "checked: closed results on LRA's release files that no trusted re-evaluation compared with the maintainer's "
        "own copy (verify alone checks release files by their counts)\">" + h(site::checks_text(e)) + "</div>";

@@ -117,6 +117,9 @@ std::string checks_text(const ScoreEntry& e) {
          (signers.empty() ? "" : " (" + signers + ")") + " · re-evaluated " + std::to_string(c.reevaluated) + of +
          (verifiers.empty() ? "" : " (by " + verifiers + ")") + " · private set " + std::to_string(c.private_checked) +
          of +
+         (c.reevaluated_by_author == 0 ? ""
+                                        : " · re-evaluated by its author " + std::to_string(c.reevaluated_by_author) + of +
+                                              " (not a trusted verifier)") +
          (c.reevaluation_unverified == 0
               ? ""
               : " · re-evaluation unverified " + std::to_string(c.reevaluation_unverified) + of + " (" + unverified +

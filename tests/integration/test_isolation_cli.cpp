@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_harness.h"
+#include "common/ed25519.h"
 #include "results/result.h"
 
 namespace lra::test {
@@ -172,6 +173,49 @@ TEST_F(IsolationCli, AdversarialAnotherDeviceInTheResultBuysNoAccuracy) {
   ASSERT_EQ(board["open"].size(), 1u) << board.dump(2);
   EXPECT_EQ(board["open"][0]["tasks"]["listops"]["accuracies"], json::array({honest})) << board.dump(2);
   EXPECT_EQ(board["open"][0]["checks"]["reevaluated"], 1) << board.dump(2);
+}
+
+// Issue 48: an author shows their own re-evaluation in one flag. --sign-as-author
+// makes the author key on first use and signs the reports with it; the author's
+// own leaderboard says "re-evaluated by its author", distinct from a trusted
+// verifier's (not counted); anyone else's page sees an unknown key.
+TEST_F(IsolationCli, AnAuthorSignsTheirOwnReevaluationAndTheirPageSaysSo) {
+  train("transformer", "author");
+  const fs::path bundle = submit();
+  const fs::path author = d_.path() / "author-key";
+  const std::string env = "LRA_AUTHOR_KEY_DIR=" + author.string();
+  auto v = lrahost("verify --reevaluate " + bundle.string() + " --out " + (d_.path() / "own").string() +
+                       " --threads 2 --data-dir " + (d_.path() / "data").string() + " --sign-as-author",
+                   env);
+  ASSERT_EQ(v.code, 0) << v.output;
+  EXPECT_NE(v.output.find("made in " + author.string()), std::string::npos) << v.output;
+  EXPECT_NE(v.output.find("signed by your author key ed25519:"), std::string::npos) << v.output;
+  EXPECT_TRUE(fs::exists(author / "lrahost-key.pem"));
+  const std::string mine = lra::host::load_ed25519_private_key(author / "lrahost-key.pem").key_id;
+  EXPECT_TRUE(report(d_.path() / "own").contains("signature")) << "signed, by the key the page recognises below";
+  auto page = [&](const std::string& who) {
+    fs::remove_all(d_.path() / "site");
+    auto b = lrahost("leaderboard " + (d_.path() / "own" / "runs").string() + " --out " + (d_.path() / "site").string(),
+                     "LRA_AUTHOR_KEY_DIR=" + who);
+    EXPECT_EQ(b.code, 0) << b.output;
+    return json::parse(read_text(d_.path() / "site" / "leaderboard.json"))["open"][0]["checks"];
+  };
+  const json own = page(author.string());
+  EXPECT_EQ(own["reevaluated_by_author"], 1) << own.dump(2);
+  EXPECT_EQ(own["reevaluated"], 0) << "an author's check is not a trusted verifier's";
+  EXPECT_EQ(own["reevaluation_unverified"], 0) << own.dump(2);
+  EXPECT_NE(read_text(d_.path() / "site" / "leaderboard.md").find("re-evaluated by its author 1/1 (not a trusted verifier)"),
+            std::string::npos);
+  const json theirs = page((d_.path() / "someone-else").string());
+  EXPECT_EQ(theirs["reevaluated_by_author"], 0);
+  EXPECT_EQ(theirs["reevaluation_unverified_reasons"], json::array({"unknown key " + mine}));
+  // --sign-as-author needs --out (there is nothing to sign otherwise), and never with --sign-key.
+  auto no_out = lrahost("verify --reevaluate " + bundle.string() + " --sign-as-author", env);
+  EXPECT_EQ(no_out.code, 2) << no_out.output;
+  auto both = lrahost("verify --reevaluate " + bundle.string() + " --out " + (d_.path() / "x").string() +
+                          " --sign-as-author --sign-key " + (author / "lrahost-key.pem").string(),
+                      env);
+  EXPECT_EQ(both.code, 2) << both.output;
 }
 
 // Issue 43, point 5: kill -9 in the middle of a re-evaluation leaves no

@@ -141,6 +141,33 @@ TEST_F(LeaderboardVerifiers, AReportSignedByAnUntrustedKeyIsNotCounted) {
   EXPECT_EQ(c["reevaluation_unverified_reasons"], json::array({"unknown key " + key_id("stranger")}));
 }
 
+// Issue 48: the page builder's own author key (LRA_AUTHOR_KEY_DIR) turns an
+// untrusted signature into "re-evaluated by its author" — shown, never
+// counted as a trusted verifier's, and unable to knock a result off the board
+// when it says invalid.
+TEST_F(LeaderboardVerifiers, AReportSignedByThePageBuildersAuthorKeyIsShownAsTheirs) {
+  const json r = write_result("a");
+  write_report("a", report(r, true), "stranger");
+  auto as_author = [&] {
+    fs::remove_all(site());
+    return lrahost("leaderboard " + results().string() + " --out " + site().string() + " --trusted-verifiers " +
+                       keys("maintainer").string(),
+                   "LRA_AUTHOR_KEY_DIR=" + keys("stranger").string());
+  };
+  ASSERT_EQ(as_author().code, 0);
+  json c = checks();
+  EXPECT_EQ(c["reevaluated_by_author"], 1);
+  EXPECT_EQ(c["reevaluated"], 0);
+  EXPECT_EQ(c["reevaluation_unverified"], 0);
+  EXPECT_NE(read_text(site() / "leaderboard.md").find("re-evaluated by its author 1/1 (not a trusted verifier)"),
+            std::string::npos);
+  write_report("a", report(r, false), "stranger");
+  ASSERT_EQ(as_author().code, 0);
+  c = checks();
+  EXPECT_EQ(c["reevaluated_by_author"], 0);
+  EXPECT_EQ(c["reevaluation_unverified_reasons"], json::array({"its author's re-evaluation found it invalid"}));
+}
+
 TEST_F(LeaderboardVerifiers, AReportSignedByATrustedVerifierCounts) {
   const json r = write_result("a");
   write_report("a", report(r, true), "maintainer");
