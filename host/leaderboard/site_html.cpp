@@ -120,7 +120,8 @@ Row entry_row(const ScoreEntry& e, std::optional<int> rank, const std::vector<st
   if (e.lra_average) row.average = 100 * *e.lra_average;
   std::string& c = row.cells;
   c += rank ? "<td data-sort=\"" + std::to_string(*rank) + "\">" + std::to_string(*rank) + "</td>" : "<td>—</td>";
-  std::string meta = e.plugin_version.empty() ? "" : "v" + e.plugin_version;
+  const std::string version = site::version_label(e.plugin_version, e.plugin_sha256);
+  std::string meta = version.empty() ? "" : version == "Python" ? version : "v" + version;
   if (!e.plugin_sha256.empty()) meta += (meta.empty() ? "" : " · ") + std::string("sha256 ") + site::short_sha(e.plugin_sha256);
   const std::string options = site::options_text(e.options);
   if (!options.empty()) meta += (meta.empty() ? "" : " · ") + options;

@@ -26,7 +26,8 @@ void header(std::string& s, const std::vector<std::string>& first, const std::ve
 // One table row; `rank` is "1", "—" (no average) or "baseline".
 void entry_row(std::string& s, const ScoreEntry& e, const std::string& rank, const std::vector<std::string>& tasks) {
     std::string plugin = text::markdown_cell(e.plugin);
-    if (!e.plugin_version.empty()) plugin += " " + text::markdown_cell(e.plugin_version);
+    if (!e.plugin_version.empty())
+      plugin += " " + text::markdown_cell(site::version_label(e.plugin_version, e.plugin_sha256));
     if (!e.plugin_sha256.empty()) plugin += " (" + text::markdown_cell(site::short_sha(e.plugin_sha256)) + ")";
     if (e.reference) plugin += " " + text::markdown_cell(site::reference_marker(e));
     if (!e.made_with.empty()) plugin += " (" + text::markdown_cell(e.made_with) + ")";

@@ -86,6 +86,12 @@ std::string seeds_text(const ScoreEntry& entry) {
 
 std::string short_sha(const std::string& sha256) { return sha256.substr(0, 12); }
 
+std::string version_label(const std::string& version, const std::string& sha256) {
+  const std::string bare = sha256.rfind("sha256:", 0) == 0 ? sha256.substr(7) : sha256;
+  if (version.size() > 3 && version.rfind("py-", 0) == 0 && bare.rfind(version.substr(3), 0) == 0) return "Python";
+  return version;
+}
+
 std::string bounded(std::string_view text, std::size_t max_bytes) {
   if (text.size() <= max_bytes) return std::string(text);
   std::size_t end = max_bytes;

@@ -48,6 +48,10 @@ std::string bounded(std::string_view text, std::size_t max_bytes);
 
 // The first 12 hex digits of a sha256 ("" stays "").
 std::string short_sha(const std::string& sha256);
+// The version as shown beside the hash: a Python mixer's version is its
+// sources' hash ("py-" + 12 hex digits), so it reads "Python" rather than
+// repeating the hash; any other version as it is.
+std::string version_label(const std::string& version, const std::string& sha256);
 
 // How far an entry was checked: "checked: digest 3/3 · signed 3/3 (ed25519:…) · re-evaluated 3/3 (by
 // ed25519:…) · private set 3/3", then " · re-evaluation unverified 1/3 (unsigned)" when a report was not believed.

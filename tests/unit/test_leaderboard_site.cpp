@@ -307,6 +307,24 @@ TEST_F(Site, DivisionsEndWithTheMajorityClassAndOptionsWrap) {
   EXPECT_TRUE(seen) << j.dump();
 }
 
+// Issue 48: a Python mixer's version is its sources' hash: the page says
+// "Python" once and the hash once, not the same hash twice.
+TEST_F(Site, APythonMixersHashIsShownOnce) {
+  json a = run_result("S4DPort", "listops", 0, 0.3, false);
+  const std::string sha = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+  a["plugin"]["sha256"] = sha;
+  a["plugin"]["version"] = "py-" + sha.substr(0, 12);
+  const Leaderboard board = build_leaderboard({write("p/listops", seal(a))}, {}, fake_official, two_seeds);
+  const std::string md = leaderboard_markdown(board);
+  EXPECT_NE(md.find("S4DPort Python (0123456789ab)"), std::string::npos) << md;
+  EXPECT_EQ(md.find("py-0123456789ab"), std::string::npos) << md;
+  const std::string html = leaderboard_html(board);
+  EXPECT_NE(html.find(">Python · sha256 0123456789ab"), std::string::npos);
+  EXPECT_EQ(html.find("vpy-"), std::string::npos);
+  EXPECT_EQ(site::version_label("1.0.0", sha), "1.0.0");
+  EXPECT_EQ(site::version_label("py-ffffffffffff", sha), "py-ffffffffffff") << "not this result's hash: as it is";
+}
+
 TEST_F(Site, EveryStringFromAResultIsEscaped) {
   // verify now refuses such names and versions in a result (plugin identity
   // rules), so a valid result is scored first and the page is then given the
