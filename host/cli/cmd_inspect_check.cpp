@@ -1,11 +1,10 @@
 // `lrahost inspect --check PLUGIN`: the conformance checks (plugins/conformance.h)
 // on a small model shape, each with its verdict, measured difference and time.
+#include <chrono>
 #include <cstdio>
 #include <map>
 
 #include "cli/commands.h"
-#include <chrono>
-
 #include "plugins/conformance.h"
 #include "plugins/decode_check.h"
 #include "plugins/gradient_check.h"
@@ -17,6 +16,7 @@
 #include "model/backbone.h"
 #include "model/summary_probe.h"
 #include "model/task_shape.h"
+#include "rules/rules.h"
 #include "train/optimizer_groups.h"
 #include "plugins/loader.h"
 
@@ -55,6 +55,37 @@ void print_run_preflight(const LoadedPlugin& mixer, const lra::Params& options, 
   for (size_t g = 1; g < groups.size(); ++g)
     std::printf("  %-16s %zu tensor(s), %lld numbers: %s\n", g == 1 ? "optimizer hints" : "",
                 groups[g].names.size(), static_cast<long long>(groups[g].elements), groups[g].rule.c_str());
+}
+
+// The parameter budget `run --preset official` checks on each LRA task, with
+// the options run would give the mixer there (a built-in's reference settings,
+// then --set): a task over budget is one run refuses (exit 4).
+void print_official_budgets(const LoadedPlugin& mixer, const std::map<std::string, std::string>& given) {
+  std::printf("  %-16s", "parameter budget");
+  const GeneratorStates keep;
+  torch::NoGradGuard no_grad;
+  std::string over;
+  bool first = true;
+  for (const auto& task : preset_tasks("official")) {
+    const Manifest m = load_preset(task, "official");
+    if (m.task == kForgettingTask) continue;
+    const TaskShape shape = lra_task_shape(task);
+    const BackboneSpec spec{m.model, shape.vocab_size, shape.num_classes, 0, shape.paired};
+    torch::manual_seed(0);
+    const ParamBudget budget =
+        compute_param_budget(count_parameters(*Classifier(spec, make_reference_attention)), m.rules.param_budget_ratio);
+    const auto options = resolve_run_mixer_options(mixer, given, m).options;
+    const int64_t total = count_parameters(*Classifier(spec, plugin_mixer_factory(mixer, options)));
+    std::printf("%s%s %s of %s %s", first ? " " : "; ", task.c_str(), with_commas(total).c_str(),
+                with_commas(budget.budget).c_str(), total <= budget.budget ? "ok" : "OVER");
+    if (total > budget.budget) over += (over.empty() ? "" : ", ") + task;
+    first = false;
+  }
+  keep.rewind();
+  std::printf(" (official presets, the options run gives it there)\n");
+  if (!over.empty())
+    std::printf("  %-16s run --preset official refuses it on %s (exit 4): fewer parameters, or a smaller option\n", "",
+                over.c_str());
 }
 
 }  // namespace
@@ -111,6 +142,7 @@ int inspect_check_command(const std::string& target, const InspectCheckArgs& a) 
   const std::string summary = enforce_conformance(mixer.descriptor.name, checks);  // throws on a failure (exit 3)
   std::printf("%s\n", summary.c_str());
   print_run_preflight(mixer, options, m, a.length);  // what run decides or refuses before training
+  print_official_budgets(mixer, given);
   if (!a.gradients) return 0;
   // On the CPU in float64: the first layer's spec, the options above.
   const auto grads = check_gradients(plugin_mixer_factory(mixer, options), specs.front(), 0);

@@ -170,6 +170,12 @@ std::string markdown_cell(std::string_view text, MarkdownEscape how) {
   return out;
 }
 
+std::string short_number(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3g", v);
+  return b;
+}
+
 std::string human_duration(double s) {
   if (!std::isfinite(s) || s < 0) return "-";
   char b[48];

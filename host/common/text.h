@@ -64,6 +64,10 @@ std::string markdown_cell(std::string_view text, MarkdownEscape how = MarkdownEs
 // "42 s", "3 min 12 s", "7 h 05 min", "2.4 days"; "-" for a negative or non-finite value.
 std::string human_duration(double seconds);
 
+// A measured difference or tolerance in a message: three significant digits
+// ("0.0734", "1.2e-05"), as printf's %.3g writes it.
+std::string short_number(double v);
+
 // Progress before item `done` + 1 of `total`, `elapsed` seconds in:
 // "[3/12, 1 min 20 s so far, about 4 min 0 s left]" (no estimate before the first is done).
 std::string progress_note(std::size_t done, std::size_t total, double elapsed);

@@ -14,6 +14,7 @@
 #include <torch/torch.h>
 
 #include "common/plugin_calls.h"
+#include "common/text.h"
 #include "model/mixer_call.h"
 #include "lra/status.h"
 
@@ -24,11 +25,7 @@ using Clock = std::chrono::steady_clock;
 
 const char* const kNames[] = {"shape", "finite", "deterministic", "padding_mask", "causal", "attention_probs"};
 
-std::string fmt(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.3g", v);
-  return b;
-}
+using text::short_number;
 
 std::string shape_of(const torch::Tensor& t) {
   if (!t.defined()) return "an undefined tensor";
@@ -209,7 +206,7 @@ std::vector<ConformanceCheck> check_conformance(uint32_t caps, const MixerMaker&
       if (d <= tol) return checks.pass("deterministic", d, tol);
       checks.fail("deterministic", d, tol,
                   "two evaluation-mode calls on the same input, with LibTorch's generator reseeded to the same "
-                  "state, differ by up to " + fmt(d) + " (tolerance " + fmt(tol) + "; " + where +
+                  "state, differ by up to " + short_number(d) + " (tolerance " + short_number(tol) + "; " + where +
                       "): the output depends on something that changes between calls");
     });
     if (declares_padding && !o.causal_model) {
@@ -221,7 +218,7 @@ std::vector<ConformanceCheck> check_conformance(uint32_t caps, const MixerMaker&
         if (d <= tol) return checks.pass("padding_mask", d, tol);
         checks.fail("padding_mask", d, tol,
                     "outputs at the " + std::to_string(real) + " real positions of a padded example changed by up to " +
-                        fmt(d) + " (tolerance " + fmt(tol) + "; " + where +
+                        short_number(d) + " (tolerance " + short_number(tol) + "; " + where +
                         ") when only the inputs at its padded positions changed: the mixer reads padding; apply the "
                         "mask (true = real token) or do not declare LRA_CAP_PADDING_MASK");
       });
@@ -289,8 +286,8 @@ std::vector<ConformanceCheck> check_conformance(uint32_t caps, const MixerMaker&
         const double d = max_abs_diff(yc.narrow(1, 0, t + 1), yc2.narrow(1, 0, t + 1));
         if (d <= ctol) return checks.pass("causal", d, ctol);
         checks.fail("causal", d, ctol,
-                    "in causal mode, outputs at positions 0.." + std::to_string(t) + " changed by up to " + fmt(d) +
-                        " (tolerance " + fmt(ctol) + "; " + where + ") when only the inputs after position " +
+                    "in causal mode, outputs at positions 0.." + std::to_string(t) + " changed by up to " + short_number(d) +
+                        " (tolerance " + short_number(ctol) + "; " + where + ") when only the inputs after position " +
                         std::to_string(t) + " changed: the mixer reads later tokens; honour spec.causal or do not "
                         "declare LRA_CAP_CAUSAL");
       });
@@ -407,7 +404,7 @@ at::Tensor LiveCausalCheck::run(const TokenModel& model, const at::Tensor& ids, 
     throw ConformanceFailure(
         "plugin '" + o_.plugin + "' failed the conformance check 'causal' " + o_.phase + " " + where +
         ": the model's outputs at position " + std::to_string(pos) + " of example " + std::to_string(ex) +
-        " changed by " + fmt(diff) + " (tolerance " + fmt(tol) + "; input [" + std::to_string(B) + ", " +
+        " changed by " + short_number(diff) + " (tolerance " + short_number(tol) + "; input [" + std::to_string(B) + ", " +
         std::to_string(T) + "]) when only the tokens after position " + std::to_string(keep[static_cast<size_t>(ex)]) +
         " changed: the mixer reads later tokens, though it passed the check before training "
         "(docs/abi.md#conformance-checks)");

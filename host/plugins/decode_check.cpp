@@ -14,12 +14,6 @@
 namespace lra::host {
 namespace {
 
-std::string fmt(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.3g", v);
-  return b;
-}
-
 // One decoding call, marked as plugin code: an exception is a plugin fault in `what`.
 template <typename Fn>
 auto plugin_call(const char* what, Fn&& fn) {
@@ -86,8 +80,8 @@ ConformanceCheck compare(const MixerMaker& make, const lra::MixerSpec& spec, con
       c.status = "failed";
       c.difference = diff;
       c.detail = "decode_step at position " + std::to_string(t) + " differs from the causal forward's output there by " +
-                 fmt(diff) + " (tolerance " + fmt(c.tolerance) + ", " + precision + ", " + std::to_string(L) +
-                 " positions of random inputs, layer " + std::to_string(spec.layer_index) +
+                 text::short_number(diff) + " (tolerance " + text::short_number(c.tolerance) + ", " + precision + ", " +
+                 std::to_string(L) + " positions of random inputs, layer " + std::to_string(spec.layer_index) +
                  "; positions 0.." + std::to_string(t) +
                  " fed one at a time from decode_start): the steps must give what forward gives over the same tokens "
                  "(keep the context in the state), or decodes() must return false";
@@ -96,7 +90,7 @@ ConformanceCheck compare(const MixerMaker& make, const lra::MixerSpec& spec, con
   }
   c.status = "passed";
   c.detail = "decode_start + " + std::to_string(L) + " decode_step calls give the causal forward's outputs (" +
-             precision + ", largest difference " + fmt(c.difference) + ")";
+             precision + ", largest difference " + text::short_number(c.difference) + ")";
   return c;
 }
 

@@ -19,11 +19,7 @@
 namespace lra::host {
 namespace {
 
-std::string number(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", x);
-  return buf;
-}
+using text::short_number;
 
 }  // namespace
 
@@ -95,16 +91,16 @@ nlohmann::json replay_fine_tuning_start(const FineTuningReplayInput& in, const R
       r.facts.push_back("fine-tuning start replayed: " + what + " from encoder.pt, through the mixer process, give " +
                         "pretraining/" + kFineTuningStartWeights + " bit for bit");
     } else if (ratio <= tolerance) {
-      r.facts.push_back("fine-tuning start replayed: " + what + " from encoder.pt end " + number(apart) +
-                        " (L2) from pretraining/" + kFineTuningStartWeights + ", " + number(ratio) +
-                        " of the " + number(moved) + " the updates moved (allowed " + number(tolerance) +
+      r.facts.push_back("fine-tuning start replayed: " + what + " from encoder.pt end " + short_number(apart) +
+                        " (L2) from pretraining/" + kFineTuningStartWeights + ", " + short_number(ratio) +
+                        " of the " + short_number(moved) + " the updates moved (allowed " + short_number(tolerance) +
                         (in.same_device ? ": another thread count or build)" : ": another device or precision)"));
     } else {
       r.reasons.push_back("the fine-tuning did not start from pretraining/encoder.pt: " + what +
-                          " from it, replayed here, end " + number(apart) + " (L2) from the recorded weights after "
-                          "those updates (pretraining/" + kFineTuningStartWeights + "), " + number(ratio) +
-                          " times the " + number(moved) + " the updates moved them (allowed " +
-                          number(tolerance) + (in.same_device ? " on the run's device and precision)" : " on another "
+                          " from it, replayed here, end " + short_number(apart) + " (L2) from the recorded weights after "
+                          "those updates (pretraining/" + kFineTuningStartWeights + "), " + short_number(ratio) +
+                          " times the " + short_number(moved) + " the updates moved them (allowed " +
+                          short_number(tolerance) + (in.same_device ? " on the run's device and precision)" : " on another "
                           "device or precision)"));
     }
     return report;

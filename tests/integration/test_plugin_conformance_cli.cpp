@@ -122,6 +122,26 @@ TEST_F(PluginIssue17, HonestFixtureAndBuiltInsPassEveryCheck) {
   EXPECT_NE(run.output.find("conformance checks passed"), std::string::npos) << run.output;
 }
 
+// Issue 48: inspect --check says, before any run, on which official task the
+// parameter budget would refuse the mixer with the options run gives it.
+TEST_F(PluginIssue17, InspectCheckShowsTheOfficialBudgetsRunWouldEnforce) {
+  auto heavy = lrahost("inspect --check " + fixture_plugin("fixture_ballast"));  // 2M extra parameters per layer
+  ASSERT_EQ(heavy.code, 0) << heavy.output;
+  EXPECT_NE(heavy.output.find("parameter budget image 2,248,458 of 273,303 OVER"), std::string::npos) << heavy.output;
+  EXPECT_NE(heavy.output.find("run --preset official refuses it on image, listops, pathfinder, pathx, retrieval, text "
+                              "(exit 4)"),
+            std::string::npos)
+      << heavy.output;
+  auto light = lrahost("inspect --check " + fixture_plugin("fixture_ballast") + " --set mixer.ballast=0");
+  ASSERT_EQ(light.code, 0) << light.output;
+  EXPECT_EQ(light.output.find("OVER"), std::string::npos) << light.output;
+  EXPECT_NE(light.output.find("listops 8,948,746 of 9,843,620 ok"), std::string::npos) << light.output;
+  // A built-in gets its reference settings per task, as run gives them: linformer's learned projection on ListOps.
+  auto linformer = lrahost("inspect --check linformer");
+  ASSERT_EQ(linformer.code, 0) << linformer.output;
+  EXPECT_NE(linformer.output.find("listops 9,076,810 of 9,843,620 ok"), std::string::npos) << linformer.output;
+}
+
 // Reformer's LRA reference settings attend across buckets, which its causal
 // mode refuses: a bidirectional run is not refused for that; the causal check
 // says it was not made, and why.
