@@ -22,7 +22,7 @@ std::string speed_warning(const BenchPoint& p) {
   char b[160];
   const Spread s = spread_of(p);
   if (s.fraction > kSpreadWarning) {
-    std::snprintf(b, sizeof b, "its %zu repetitions spread %.0f%% (%.3g-%.3g steps/s, more than %.0f%%)",
+    std::snprintf(b, sizeof b, "its %zu repetitions spread %.1f%% (%.3g-%.3g steps/s, more than %.0f%%)",
                   p.repetition_steps_per_s.size(), 100 * s.fraction, s.min, s.max, 100 * kSpreadWarning);
     out = b;
   }

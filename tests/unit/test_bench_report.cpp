@@ -321,13 +321,13 @@ TEST(BenchMarkdown, SpreadOrLoadFlagsASpeed) {
   EXPECT_EQ(rows(md, "performer").at(0),
             "| performer | 5.00 [3.40–5.10] (2.5x) ⚠ | 2.60 [2.55–2.63] (2.6x) ⚠ | 1.80 [1.76–1.82] | 1.30 [1.27–1.31] |");
   EXPECT_NE(md.find("⚠ **Not a clean measurement**"), std::string::npos) << md;
-  EXPECT_NE(md.find("- performer at 1K: its 3 repetitions spread 34% (3.4-5.1 steps/s, more than 10%)\n"),
+  EXPECT_NE(md.find("- performer at 1K: its 3 repetitions spread 34.0% (3.4-5.1 steps/s, more than 10%)\n"),
             std::string::npos)
       << md;
   EXPECT_NE(md.find("- performer at 2K: the machine's load average was 3.7 on 2 cores\n"), std::string::npos) << md;
   EXPECT_EQ(md.find("performer at 3K:"), std::string::npos) << md;
   const json j = bench_points_json(points);
-  EXPECT_EQ(j[4]["warning"], "its 3 repetitions spread 34% (3.4-5.1 steps/s, more than 10%)");
+  EXPECT_EQ(j[4]["warning"], "its 3 repetitions spread 34.0% (3.4-5.1 steps/s, more than 10%)");
   EXPECT_EQ(j[4]["spread"]["min_steps_per_s"], 3.4);
   EXPECT_EQ(j[5]["load_average"], 3.7);
   EXPECT_EQ(j[5]["cores"], 2);
