@@ -86,9 +86,14 @@ DecodePoint measure(const LoadedPlugin& p, const MixerMaker& make, int64_t conte
     if (steps) {
       std::vector<std::vector<torch::Tensor>> states;
       for (auto& mx : mixers) states.push_back(mx->decode_start(s.batch, opts));
+      // The state's size is the most it holds at any step: a block-local or
+      // sliding-window state empties and refills, and its capacity is what a
+      // sequence needs, not the phase the last token happens to fall on.
+      int64_t most = 0;
       auto step = [&](int64_t t) {
         auto h = x.select(1, t);
         for (size_t i = 0; i < mixers.size(); ++i) h = mixers[i]->decode_step(h, states[i], t);
+        most = std::max(most, state_bytes(states));
         return h;
       };
       t0 = Clock::now();
@@ -100,7 +105,7 @@ DecodePoint measure(const LoadedPlugin& p, const MixerMaker& make, int64_t conte
       t0 = Clock::now();
       for (int64_t t = context + 1; t < context + 1 + s.tokens; ++t) step(t);
       synchronize_device(s.device);
-      pt.bytes_per_sequence = state_bytes(states) / s.batch;
+      pt.bytes_per_sequence = most / s.batch;
     } else {
       // The whole causal forward over the context and the new token, its last row kept.
       auto token = [&](int64_t t) {

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <cstdio>
 
+
 #include "cli/commands.h"
 #include "common/dir_lock.h"
 #include "device/device.h"
@@ -48,6 +49,12 @@ lra::Params data_sets(const LoadedPlugin& task, const std::vector<std::string>& 
   return out;
 }
 
+std::vector<int64_t> all_examples(const lra::Split& s) {
+  std::vector<int64_t> index(s.size());
+  for (size_t i = 0; i < index.size(); ++i) index[i] = static_cast<int64_t>(i);
+  return index;
+}
+
 }  // namespace
 
 int data_generate_command(const GenerateArgs& a) {
@@ -70,21 +77,35 @@ int data_generate_command(const GenerateArgs& a) {
 int data_check_command(const CheckArgs& a) {
   const std::string& task_name = a.task;
   const LoadedPlugin& task = open_plugin(task_name, LRA_KIND_TASK);
-  LoadedData d = load_task_data(task, {}, a.data_dir, effective_threads(a.threads), /*allow_generate=*/false, "lrahost data check");
+  LoadedData d = load_task_data(task, {}, data_root(a.data_dir), effective_threads(a.threads), /*allow_generate=*/false,
+                                "lrahost data check");
   const auto& info = d.dataset.info;
+  const bool sequence = d.dataset.is_sequence_task();
   std::printf("task          %s\n", task_name.c_str());
   std::printf("source        %s\n", d.dataset.source.c_str());
   std::printf("vocabulary    %lld ids\n", static_cast<long long>(info.vocab_size));
   std::printf("inputs        %s\n", info.paired ? "2 per example (paired; lengths below are per input)" : "1 per example");
-  std::printf("classes       %lld\n", static_cast<long long>(info.num_classes));
+  if (sequence)
+    std::printf("targets       a target per position, %lld classes (a sequence task)%s\n",
+                static_cast<long long>(d.dataset.sequence.num_classes),
+                d.dataset.sequence.cell_names.empty()
+                    ? ""
+                    : (", " + std::to_string(d.dataset.sequence.cell_names.size()) + " cells").c_str());
+  else
+    std::printf("classes       %lld\n", static_cast<long long>(info.num_classes));
   auto line = [&](const char* name, const lra::Split& s) {
     int64_t longest = 0, tokens = static_cast<int64_t>(s.tokens.size() + s.tokens2.size());
     for (const auto* off : {&s.offsets, &s.offsets2})
       for (size_t i = 0; i + 1 < off->size(); ++i) longest = std::max(longest, (*off)[i + 1] - (*off)[i]);
     const double inputs = static_cast<double>(s.size()) * (info.paired ? 2 : 1);
-    std::printf("%-12s  %8zu examples, mean length %7.1f, max %6lld, majority class %5.2f%%\n", name, s.size(),
-                inputs > 0 ? tokens / inputs : 0.0, static_cast<long long>(longest),
-                100 * majority_class_rate(s, info.num_classes));
+    std::printf("%-12s  %8zu examples, mean length %7.1f, max %6lld, ", name, s.size(),
+                inputs > 0 ? tokens / inputs : 0.0, static_cast<long long>(longest));
+    if (const auto* t = split_targets(d.dataset, s))
+      std::printf("%lld scored positions, majority target %5.2f%%\n",
+                  static_cast<long long>(scored_positions(s, *t, all_examples(s), longest)),
+                  100 * majority_rate(d.dataset, s));
+    else
+      std::printf("majority class %5.2f%%\n", 100 * majority_rate(d.dataset, s));
   };
   line("train", d.dataset.train);
   line("val", d.dataset.val);
@@ -110,7 +131,9 @@ void add_data_command(CLI::App& app, CommandSlot& slot) {
   auto check = std::make_shared<CheckArgs>();
   auto* c = data->add_subcommand("check", "Validate a dataset; print counts per split and a fingerprint");
   c->add_option("--task", check->task, "Task name")->required();
-  c->add_option("--data-dir", check->data_dir, "Directory holding the dataset")->required();
+  c->add_option("--data-dir", check->data_dir,
+                 "Directory holding the dataset (default: $LRA_DATA_DIR or the user cache; tasks that draw their "
+                 "examples in memory read none)");
   add_threads_option(c, check->threads, "Threads (0 = all cores)");
   on_parsed(c, slot, check, [](CheckArgs& a) { return data_check_command(a); });
 }

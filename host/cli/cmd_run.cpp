@@ -30,8 +30,16 @@ int run_command(const RunArgs& a) {
               r.pretraining.empty() ? "" : ", self-pretrained");
   if (!r.pretraining.empty()) std::printf("  pretraining            %s\n", r.pretraining.c_str());
   if (!r.configuration.empty()) std::printf("  configuration          %s\n", r.configuration.c_str());
-  std::printf("  test accuracy          %6.2f%%  (%zu examples)\n", 100 * r.test_accuracy, r.test_examples);
-  std::printf("  majority-class rate    %6.2f%%\n", 100 * r.majority_class_rate);
+  if (r.test_positions > 0) {  // a sequence task: accuracy per scored position
+    std::printf("  test accuracy          %6.2f%%  (%lld scored positions of %zu examples; %.2f%% of the examples "
+                "wholly right)\n",
+                100 * r.test_accuracy, static_cast<long long>(r.test_positions), r.test_examples,
+                100 * r.test_example_accuracy);
+    std::printf("  majority target        %6.2f%%\n", 100 * r.majority_class_rate);
+  } else {
+    std::printf("  test accuracy          %6.2f%%  (%zu examples)\n", 100 * r.test_accuracy, r.test_examples);
+    std::printf("  majority-class rate    %6.2f%%\n", 100 * r.majority_class_rate);
+  }
   std::printf("  best validation        %6.2f%%  (step %lld)\n", 100 * r.best_val_accuracy,
               static_cast<long long>(r.best_val_step));
   // Beside what it may be compared with: the paper's figures for the official

@@ -42,6 +42,21 @@ lra::Params resolve_data_params(const LoadedPlugin& task, const lra::Params& giv
   return out;
 }
 
+void check_task_kind(const lra::Dataset& d, const std::string& task) {
+  auto fail = [&](const std::string& why) { throw Error(ErrorKind::data, "task '" + task + "': " + why); };
+  if (d.is_sequence_task()) {
+    if (d.info.num_classes != 0)
+      fail("a sequence task (sequence.num_classes = " + std::to_string(d.sequence.num_classes) +
+           ") sets TaskInfo::num_classes to 0 (it has no labels), not " + std::to_string(d.info.num_classes));
+    if (d.info.paired) fail("a sequence task cannot be paired (one input per example)");
+    if (d.sequence.num_classes > (int64_t{1} << 24))
+      fail("sequence.num_classes = " + std::to_string(d.sequence.num_classes) + " is more than 2^24 classes");
+  } else if (d.info.num_classes < 2) {
+    fail("TaskInfo::num_classes = " + std::to_string(d.info.num_classes) +
+         ": a classification task has at least 2 classes (a sequence task sets Dataset::sequence.num_classes instead)");
+  }
+}
+
 LoadedData load_task_data(const LoadedPlugin& task, const lra::Params& given, const std::filesystem::path& root,
                           int threads, bool allow_generate, const std::string& where) {
   LoadedData out;
@@ -60,13 +75,20 @@ LoadedData load_task_data(const LoadedPlugin& task, const lra::Params& given, co
                                          ") loading its data from " + root.string() + ": the splits do not fit in memory");
     throw Error(st.kind, st.message);
   }
-  validate_split(out.dataset.train, out.dataset.info, "train");
-  validate_split(out.dataset.val, out.dataset.info, "validation");
-  validate_split(out.dataset.test, out.dataset.info, "test");
-  out.fingerprint = dataset_fingerprint(out.dataset);
-  for (const auto& [name, split] : {std::pair<const char*, const lra::Split*>{"train", &out.dataset.train},
-                                    {"val", &out.dataset.val}, {"test", &out.dataset.test}})
-    out.split_fingerprints[name] = split_fingerprint(name, *split);
+  auto& d = out.dataset;
+  // A plugin built before SDK 1.4 never knew Dataset::sequence: whatever its
+  // bytes hold is not its answer.
+  if (task.descriptor.abi_minor < 4 && task.descriptor.abi_major == 1) d.sequence = {};
+  check_task_kind(d, task.descriptor.name);
+  for (const auto& [name, split] : {std::pair<const char*, const lra::Split*>{"train", &d.train},
+                                    {"validation", &d.val}, {"test", &d.test}}) {
+    validate_split(*split, d.info, name);
+    if (const auto* t = split_targets(d, *split)) validate_split_targets(*split, *t, d.sequence, name);
+  }
+  out.fingerprint = dataset_fingerprint(d);
+  for (const auto& [name, split] : {std::pair<const char*, const lra::Split*>{"train", &d.train},
+                                    {"val", &d.val}, {"test", &d.test}})
+    out.split_fingerprints[name] = split_fingerprint(name, *split, split_targets(d, *split));
   return out;
 }
 

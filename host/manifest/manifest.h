@@ -39,6 +39,7 @@ inline constexpr const char* kForgettingTask = "forgetting";
 // 64x Path-X; the widths are 64x LRA's largest.
 inline constexpr int64_t kMaxSequenceLength = int64_t{1} << 20;
 inline constexpr int64_t kMaxModelWidth = int64_t{1} << 16;
+inline constexpr int64_t kMaxShortConv = 64;  // model.short_conv: a short convolution's kernel
 inline constexpr int64_t kMaxModelLayers = 1024;
 inline constexpr int64_t kMaxBatchSize = int64_t{1} << 16;
 // Step counts (train.steps, warmup, decay_steps, steps_per_cycle, eval_every,
@@ -58,12 +59,14 @@ inline constexpr double kMaxGradClip = 1.0e6;           // train.grad_clip in [0
 inline constexpr double kMaxParamBudgetRatio = 1000.0;  // rules.param_budget_ratio in [1, 1000]
 
 struct ModelConfig {
-  int64_t layers = 0, d_model = 0, heads = 0, qkv_dim = 0, ffn_dim = 0;
+  int64_t layers = 0, d_model = 0, heads = 0, qkv_dim = 0;
+  int64_t ffn_dim = 0;  // 0: no feed-forward in the blocks (sequence tasks only: Zoology's Identity state mixer)
   double dropout = 0.0, attention_dropout = 0.0;
   std::string pooling;    // "cls" (inserted CLS token) | "mean" (over real tokens) | "first" (first token, no CLS)
-                          // | "none" (task "forgetting": a causal LM)
+                          // | "none" (task "forgetting": a causal LM; a sequence task: a head at every position)
   std::string positions;  // "sinusoidal" | "learned" | "rotary" (inside the mixers: task "forgetting", or
                           // a classifier whose mixer declares LRA_CAP_ROTARY; no position table then)
+                          // | "none" (a sequence task's causal model: order only from causal mixing)
   int64_t max_len = 0;    // tokens, without the CLS position the host adds for cls pooling
   // Optional key (added in lra-v1.2; absent = "length", what releases before it did):
   //   "length"         real tokens are the example's first `length` positions;
@@ -78,6 +81,12 @@ struct ModelConfig {
   // "sinusoidal" (added to the token embeddings, extended to any length, since
   // the curve measures beyond the training length).
   std::string positions_without_rotary;
+  // Optional key, sequence tasks only (added for the recall suites; absent = 0):
+  // the kernel of the host's gated short convolution (Zoology's BaseConv:
+  // y = conv_k(u) * W u + u, depthwise and causal), which then fills the
+  // even-numbered blocks while the plugin's mixer fills the odd ones —
+  // Zoology's Hybrid [conv, mixer], the same convolution for every mixer.
+  int64_t short_conv = 0;
 };
 
 struct TrainConfig {

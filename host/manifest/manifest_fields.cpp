@@ -44,6 +44,9 @@ const std::vector<FieldDef>& model_fields() {
          return v.empty() ? json() : json(v);
        },
        true},
+      // In to_json only when non-zero, like positions_without_rotary.
+      {"short_conv", Kind::integer, [](Manifest& m, const Typed& t) { m.model.short_conv = t.i; },
+       [](const Manifest& m) -> json { return m.model.short_conv == 0 ? json() : json(m.model.short_conv); }, true},
   };
   return f;
 }

@@ -68,7 +68,11 @@ void check_model_sizes(const ModelConfig& md, const Checker& c) {
   c.positive("model.d_model", md.d_model);
   c.positive("model.heads", md.heads);
   c.positive("model.qkv_dim", md.qkv_dim);
-  c.positive("model.ffn_dim", md.ffn_dim);
+  if (md.ffn_dim < 0 || (md.ffn_dim == 0 && md.pooling != "none"))
+    c.bad("model.ffn_dim", std::to_string(md.ffn_dim),
+          md.ffn_dim < 0 ? "expected an integer >= 0"
+                         : "the classifier's head is ffn_dim wide: expected an integer > 0 (0, no feed-forward, is for "
+                           "sequence tasks, pooling = \"none\")");
   c.positive("model.max_len", md.max_len);
   c.at_most("model.layers", md.layers, kMaxModelLayers);
   c.at_most("model.d_model", md.d_model, kMaxModelWidth);
@@ -90,7 +94,7 @@ void check_model_sizes(const ModelConfig& md, const Checker& c) {
 // positions from the mixers (rotary); the LRA classifier needs both.
 void check_model_kind(const ModelConfig& md, bool lm, const Checker& c) {
   c.one_of("model.pooling", md.pooling, {"cls", "mean", "mean_padded", "first", "none"});
-  c.one_of("model.positions", md.positions, {"sinusoidal", "learned", "rotary"});
+  c.one_of("model.positions", md.positions, {"sinusoidal", "learned", "rotary", "none"});
   c.one_of("model.padding_mask", md.padding_mask, {"length", "nonzero_tokens"});
   if (lm && md.pooling != "none")
     c.bad("model.pooling", quote(md.pooling), "task \"forgetting\" trains a causal language model: expected \"none\"");
@@ -105,8 +109,27 @@ void check_model_kind(const ModelConfig& md, bool lm, const Checker& c) {
             "only task \"forgetting\" (a causal LM) has this key; the classifier's positions are model.positions");
     c.one_of("model.positions_without_rotary", md.positions_without_rotary, {"none", "sinusoidal"});
   }
-  if (!lm && md.pooling == "none")
-    c.bad("model.pooling", "\"none\"", "only task \"forgetting\" (a causal LM) has no pooling; expected one of cls, mean, mean_padded, first");
+  // pooling = "none" outside task "forgetting": a sequence task's model, a
+  // head at every position (whether the task is one is known once its data
+  // are loaded: runs/sequence_model.h).
+  if (md.positions == "none" && (lm || md.pooling != "none"))
+    c.bad("model.positions", "\"none\"",
+          lm ? "task \"forgetting\" gives positions through the mixers: expected \"rotary\""
+             : "only a sequence task's causal model (pooling = \"none\") may have no positions; give a classifier "
+               "sinusoidal, learned or rotary ones");
+  if (lm && md.ffn_dim == 0) c.bad("model.ffn_dim", "0", "task \"forgetting\" has a SwiGLU feed-forward: expected > 0");
+  if (md.short_conv != 0) {
+    if (lm || md.pooling != "none")
+      c.bad("model.short_conv", std::to_string(md.short_conv),
+            "only a sequence task's model (pooling = \"none\", not task \"forgetting\") has the host's short convolution");
+    else if (md.short_conv < 1 || md.short_conv > kMaxShortConv)
+      c.bad("model.short_conv", std::to_string(md.short_conv),
+            "expected a kernel size in [1, " + std::to_string(kMaxShortConv) + "] (0 or absent: none)");
+    else if (md.layers < 2)
+      c.bad("model.short_conv", std::to_string(md.short_conv),
+            "the convolution fills every other block: model.layers must be at least 2, got " +
+                std::to_string(md.layers));
+  }
   // The classifier may take rotary positions too (an open choice: every released LRA manifest
   // has sinusoidal or learned ones); the mixers must declare LRA_CAP_ROTARY (checked at run time).
   if (md.positions == "rotary" && (md.qkv_dim / md.heads) % 2 != 0)

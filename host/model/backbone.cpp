@@ -5,7 +5,9 @@
 #include <torch/nn/init.h>
 
 #include "lra/attention.h"
+#include "lra/task.h"
 #include "model/mixer_call.h"
+#include "model/short_conv.h"
 
 namespace lra::host {
 namespace {
@@ -71,6 +73,16 @@ torch::Tensor sinusoidal_positions(int64_t max_len, int64_t d) {
   return pe.to(torch::kFloat);
 }
 
+BackboneSpec backbone_spec(const ModelConfig& m, const lra::Dataset& data, uint64_t seed) {
+  BackboneSpec spec{m, data.info.vocab_size, data.info.num_classes, seed, data.info.paired};
+  if (data.is_sequence_task()) {
+    spec.num_classes = data.sequence.num_classes;
+    spec.per_position = true;
+    spec.summary = SummaryPosition::every_position;
+  }
+  return spec;
+}
+
 int64_t encoder_positions(const ModelConfig& m) { return m.max_len + (m.pooling == "cls" ? 1 : 0); }
 
 lra::MixerSpec mixer_spec(const ModelConfig& m, int64_t max_len, int64_t layer, uint64_t seed) {
@@ -94,9 +106,11 @@ int64_t count_parameters(const torch::nn::Module& m) {
 BlockImpl::BlockImpl(const ModelConfig& m, std::shared_ptr<lra::Mixer> mx) : mixer(std::move(mx)) {
   register_module("mixer", mixer);
   ln_mix = register_module("ln_mix", layer_norm(m.d_model));
-  ln_ffn = register_module("ln_ffn", layer_norm(m.d_model));
-  fc1 = register_module("fc1", mlp_dense(m.d_model, m.ffn_dim));
-  fc2 = register_module("fc2", mlp_dense(m.ffn_dim, m.d_model));
+  if (m.ffn_dim > 0) {  // 0: the block is its mixer alone (sequence tasks; Zoology's Identity state mixer)
+    ln_ffn = register_module("ln_ffn", layer_norm(m.d_model));
+    fc1 = register_module("fc1", mlp_dense(m.d_model, m.ffn_dim));
+    fc2 = register_module("fc2", mlp_dense(m.ffn_dim, m.d_model));
+  }
   dropout_ = m.dropout;
 }
 
@@ -108,13 +122,14 @@ torch::Tensor BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& ma
   }
   auto mixed = call_mixer(*mixer, in, mask);  // faults named: plugin, call, step
   auto h = x + drop(mixed);
+  if (!fc1) return h;
   // jax.nn.gelu defaults to the tanh approximation.
   auto f = drop(fc2(drop(torch::gelu(fc1(ln_ffn(h)), "tanh"))));
   return h + f;
 }
 
 ClassifierImpl::ClassifierImpl(const BackboneSpec& spec, const MixerFactory& make_mixer)
-    : spec_(spec), use_cls_(spec.model.pooling == "cls") {
+    : spec_(spec), use_cls_(spec.model.pooling == "cls" && !spec.per_position) {
   const auto& m = spec.model;
   const int64_t positions = encoder_positions(m);
   embed = register_module("embed", torch::nn::Embedding(spec.vocab_size, m.d_model));
@@ -125,17 +140,22 @@ ClassifierImpl::ClassifierImpl(const BackboneSpec& spec, const MixerFactory& mak
   if (use_cls_) cls_ = register_parameter("cls", torch::zeros({m.d_model}));
   if (m.positions == "learned") {
     learned_pos_ = register_parameter("pos", torch::randn({positions, m.d_model}) * 0.02);
-  } else if (m.positions != "rotary") {
+  } else if (m.positions == "sinusoidal") {
     sinusoid_ = register_buffer("pos", sinusoidal_positions(positions, m.d_model));
-  }  // "rotary": the mixers rotate queries and keys (MixerSpec::rotary_base); no table here
+  }  // "rotary": the mixers rotate queries and keys (MixerSpec::rotary_base); "none": no positions at all
   dropout_ = m.dropout;
   for (int64_t i = 0; i < m.layers; ++i) {
     lra::MixerSpec ms = mixer_spec(m, positions, i, spec.seed);
     if (m.positions == "rotary") ms.rotary_base = kClassifierRotaryBase;
-    blocks_.push_back(register_module("block" + std::to_string(i), Block(m, make_mixer(ms))));
+    ms.causal = spec.per_position;
+    auto mixer = is_short_conv_block(m.short_conv, i) ? make_gated_short_conv(ms, m.short_conv) : make_mixer(ms);
+    blocks_.push_back(register_module("block" + std::to_string(i), Block(m, std::move(mixer))));
   }
   final_ln = register_module("final_ln", layer_norm(m.d_model));
-  if (spec.paired) {
+  if (spec.per_position) {
+    // A language model's head: one linear map at every position (untied, see docs/suites.md).
+    head1 = register_module("head1", head_dense(m.d_model, spec.num_classes));
+  } else if (spec.paired) {
     // LRA's classifier_head_dual: [u, v] -> mlp -> ReLU -> mlp/2 -> ReLU -> classes.
     head1 = register_module("head1", head_dense(2 * m.d_model, m.ffn_dim));
     head2 = register_module("head2", head_dense(m.ffn_dim, m.ffn_dim / 2));
@@ -221,8 +241,23 @@ torch::Tensor ClassifierImpl::encode(const torch::Tensor& ids, const torch::Tens
   return (x * w).sum(1) / w.sum(1).clamp_min(1.0);
 }
 
+torch::Tensor ClassifierImpl::scored_logits(const torch::Tensor& ids, const torch::Tensor& mask,
+                                            const torch::Tensor& targets) {
+  TORCH_CHECK(spec_.per_position, "scored_logits: not a per-position model");
+  const auto x = token_states(ids, mask);  // [B, L, D]
+  const auto scored = targets.ne(lra::kIgnoreTarget);
+  return head1(x.index({scored}));
+}
+
+std::vector<std::shared_ptr<lra::Mixer>> ClassifierImpl::mixers() const {
+  std::vector<std::shared_ptr<lra::Mixer>> out;
+  for (const auto& b : blocks_) out.push_back(b->mixer);
+  return out;
+}
+
 torch::Tensor ClassifierImpl::forward(const torch::Tensor& ids, const torch::Tensor& mask, const torch::Tensor& ids2,
                                       const torch::Tensor& mask2) {
+  if (spec_.per_position) return head1(token_states(ids, mask));
   if (!spec_.paired) return head2(torch::relu(head1(encode(ids, mask))));
   TORCH_CHECK(ids2.defined() && mask2.defined(), "a paired model needs both inputs");
   // Both towers share the encoder; one pass over the stacked inputs.
@@ -237,8 +272,9 @@ torch::Tensor ClassifierImpl::forward(const torch::Tensor& ids, const torch::Ten
 }
 
 int64_t ClassifierImpl::mixer_parameters() const {
-  int64_t n = 0;
-  for (const auto& b : blocks_) n += count_parameters(*b->mixer);
+  int64_t n = 0;  // the plugin's mixers: the host's short convolutions are the backbone's
+  for (size_t i = 0; i < blocks_.size(); ++i)
+    if (!is_short_conv_block(spec_.model.short_conv, static_cast<int64_t>(i))) n += count_parameters(*blocks_[i]->mixer);
   return n;
 }
 

@@ -15,6 +15,7 @@
 #include <torch/nn/modules/normalization.h>
 
 #include "lra/mixer.h"
+#include "lra/task.h"
 #include "manifest/manifest.h"
 #include "rules/summary_position.h"
 
@@ -29,7 +30,16 @@ struct BackboneSpec {
   uint64_t seed = 0;    // passed to mixers for their own fixed randomness
   bool paired = false;  // two inputs, one shared encoder, an MLP over both pooled vectors (Retrieval)
   SummaryPosition summary = SummaryPosition::first;  // where "cls" and "first" pooling read
+  // A sequence task (lra::Dataset::sequence, pooling "none"): the mixers are
+  // built causal, and a linear head over `num_classes` (the task's target
+  // classes) reads every position instead of a pooled summary.
+  bool per_position = false;
 };
+
+// The backbone a task's loaded data call for: its vocabulary, and a pooled
+// classifier over its classes, or for a sequence task (lra::Dataset::sequence)
+// a per-position model over its target classes.
+BackboneSpec backbone_spec(const ModelConfig& m, const lra::Dataset& data, uint64_t seed);
 
 class BlockImpl : public torch::nn::Module {
  public:
@@ -58,9 +68,15 @@ class ClassifierImpl : public torch::nn::Module {
  public:
   ClassifierImpl(const BackboneSpec& spec, const MixerFactory& make_mixer);
   // ids: [B, L] int64; mask: [B, L] bool, true at real tokens. Paired models
-  // take the second input as ids2/mask2. Returns logits [B, num_classes].
+  // take the second input as ids2/mask2. Returns logits [B, num_classes]
+  // ([B, L, num_classes] for a per-position model).
   torch::Tensor forward(const torch::Tensor& ids, const torch::Tensor& mask, const torch::Tensor& ids2 = {},
                         const torch::Tensor& mask2 = {});
+  // A per-position model's logits [N, num_classes] at the N positions whose
+  // target ([B, L] int64) is not lra::kIgnoreTarget, in row-major order: the
+  // head runs only where a target is scored.
+  torch::Tensor scored_logits(const torch::Tensor& ids, const torch::Tensor& mask, const torch::Tensor& targets);
+  bool per_position() const { return spec_.per_position; }
   // The encoder alone: one pooled vector [B, d_model] per input.
   torch::Tensor encode(const torch::Tensor& ids, const torch::Tensor& mask);
   // The encoder's output at every token [B, L, d_model], aligned with `ids`
@@ -76,8 +92,11 @@ class ClassifierImpl : public torch::nn::Module {
   // also false wherever the id is 0 (LRA's `token > 0`).
   torch::Tensor key_mask(const torch::Tensor& ids, const torch::Tensor& mask) const;
   const std::vector<Block>& blocks() const { return blocks_; }
-  // The parameters of the classifier head (head1, head2, head3): the part a
-  // pretrained encoder does not give (pretrain/pretrained_encoder.h).
+  // Every block's mixer module, the host's short convolutions included.
+  std::vector<std::shared_ptr<lra::Mixer>> mixers() const;
+  // The parameters of the classifier head (head1, head2, head3; a
+  // per-position model's linear head is head1): the part a pretrained encoder
+  // does not give (pretrain/pretrained_encoder.h).
   std::vector<std::string> head_parameter_prefixes() const { return {"head1.", "head2.", "head3."}; }
   // Where "cls" and "first" pooling read (BackboneSpec::summary); no
   // parameter depends on it, so the host may decide it once the mixers have
@@ -125,7 +144,8 @@ int64_t count_parameters(const torch::nn::Module& m);
 int64_t encoder_positions(const ModelConfig& m);
 
 // The spec of block `layer`'s mixer from the manifest's model section
-// (bidirectional, no rotary positions; callers change what differs).
+// (bidirectional, no rotary positions; callers change what differs). The
+// classifier's blocks get MixerSpec::causal for a per-position model.
 lra::MixerSpec mixer_spec(const ModelConfig& m, int64_t max_len, int64_t layer, uint64_t seed);
 
 }  // namespace lra::host

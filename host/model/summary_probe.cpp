@@ -34,7 +34,8 @@ bool mixer_reads_ahead(const MixerFactory& make, const BackboneSpec& spec) {
 }
 
 SummaryPosition choose_summary_position(const MixerFactory& make, const BackboneSpec& spec) {
-  if (lra_summary_position(spec.model.pooling) == SummaryPosition::mean) return SummaryPosition::mean;
+  const SummaryPosition lra = lra_summary_position(spec.model.pooling);
+  if (lra == SummaryPosition::mean || lra == SummaryPosition::every_position) return lra;
   return mixer_reads_ahead(make, spec) ? SummaryPosition::first : SummaryPosition::after_last;
 }
 

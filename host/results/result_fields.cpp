@@ -153,6 +153,13 @@ void check_metrics_section(Checker& c) {
                  c.optional("metrics.majority_class_rate", kNumber | kNull));
   check_non_negative(c, "metrics.final_train_loss", c.require("metrics.final_train_loss", kNumber));
   check_non_negative(c, "metrics.best_val_step", c.optional("metrics.best_val_step", kInteger | kNull));
+  // A sequence task's (SDK 1.4): accuracies count scored positions.
+  if (const json* scored = c.optional("metrics.scored", kString)) {
+    if (*scored != "position") c.fail("metrics.scored is " + show(*scored) + ", expected \"position\" or absent");
+    check_accuracy(c, "metrics.test_example_accuracy", c.require("metrics.test_example_accuracy", kNumber));
+    check_non_negative(c, "metrics.test_positions", c.require("metrics.test_positions", kInteger));
+    c.array_of("metrics.test_cells", kObject, true);
+  }
 }
 
 void check_timing_section(Checker& c) {

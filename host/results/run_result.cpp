@@ -56,13 +56,15 @@ nlohmann::json task_json(const RunResultFacts::Task& t) {
 }
 
 nlohmann::json metrics_json(const RunResultFacts::Metrics& m) {
-  return {{"test_accuracy", m.test_accuracy},
-          {"test_loss", m.test_loss},
-          {"best_val_accuracy", m.best_val_accuracy},
-          {"best_val_step", m.best_val_step},
-          {"final_train_loss", m.final_train_loss},
-          {"final_train_accuracy", m.final_train_accuracy},
-          {"majority_class_rate", m.majority_class_rate}};
+  nlohmann::json j = {{"test_accuracy", m.test_accuracy},
+                      {"test_loss", m.test_loss},
+                      {"best_val_accuracy", m.best_val_accuracy},
+                      {"best_val_step", m.best_val_step},
+                      {"final_train_loss", m.final_train_loss},
+                      {"final_train_accuracy", m.final_train_accuracy},
+                      {"majority_class_rate", m.majority_class_rate}};
+  if (m.sequence.is_object()) j.update(m.sequence);
+  return j;
 }
 
 nlohmann::json timing_json(const RunResultFacts::Timing& t) {

@@ -55,6 +55,10 @@ struct RunResultFacts {
     double test_accuracy = 0, test_loss = 0, best_val_accuracy = 0, final_train_loss = 0, final_train_accuracy = 0,
            majority_class_rate = 0;
     int64_t best_val_step = -1;
+    // A sequence task's: what the accuracies count ("position"), and the test
+    // split's per-example accuracy and cells; null for a classification task
+    // (whose result has none of these members).
+    nlohmann::json sequence;
   } metrics;
   nlohmann::json history;
   struct Timing {

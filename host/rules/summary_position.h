@@ -12,14 +12,17 @@
 
 namespace lra::host {
 
-enum class SummaryPosition { first, after_last, mean };
+// every_position: a sequence task's model (pooling "none") has no summary; its
+// head reads every position.
+enum class SummaryPosition { first, after_last, mean, every_position };
 
-// "first", "after_last", "mean".
+// "first", "after_last", "mean", "every_position".
 std::string summary_position_name(SummaryPosition p);
 std::optional<SummaryPosition> summary_position_from_name(const std::string& name);
 
 // LRA's placement whatever the mixer, from model.pooling: "mean" for the mean
-// poolings, else "first" (what a result without model.summary ran).
+// poolings, "every_position" for "none", else "first" (what a result without
+// model.summary ran).
 SummaryPosition lra_summary_position(const std::string& pooling);
 
 // Whether `p` is a position the pooling can have: "mean" exactly for the mean

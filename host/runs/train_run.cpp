@@ -37,7 +37,9 @@
 #include "rules/rules.h"
 #include "runs/not_learning_warning.h"
 #include "runs/run_directory.h"
+#include "runs/run_model.h"
 #include "runs/run_plan.h"
+#include "runs/sequence_model.h"
 #include "runs/official_registry.h"
 #include "plugins/reference_configuration.h"
 #include "pretrain/fine_tuning_start.h"
@@ -68,75 +70,6 @@ LoadedData load_run_data(const RunArgs& a, RunPlan& p, int threads, spdlog::logg
                                               is_lra_release_source(d.source)))
       p.division.open_because(*why);
   return data;
-}
-
-struct BuiltModel {
-  Classifier model{nullptr};
-  ParamBudget budget;
-  int64_t total_params = 0;
-  std::vector<OptimizerGroup> groups;  // AdamW's, from the mixers' hints
-  SummaryPosition summary = SummaryPosition::first;
-  // The same classifier built afresh (the seed, the plugin's mixers, the
-  // summary): a self-pretrained run fine-tunes one, as a run resumed after
-  // the first phase and the verifier's replay do.
-  std::function<Classifier()> rebuild;
-  std::function<std::vector<OptimizerGroup>(const Classifier&)> groups_of;
-};
-
-// The reference Transformer sets the budget; the plugin's model is checked
-// against it and against its descriptor's promises before training.
-BuiltModel build_model(const RunPlan& p, const lra::TaskInfo& info, const std::string& device, spdlog::logger& log) {
-  const auto& m = p.manifest;
-  const std::string& name = p.mixer->descriptor.name;
-  BackboneSpec spec{m.model, info.vocab_size, info.num_classes, static_cast<uint64_t>(m.train.seed), info.paired};
-  torch::manual_seed(m.train.seed);
-  const int64_t reference_params = count_parameters(*Classifier(spec, make_reference_attention));
-  BuiltModel b;
-  b.budget = compute_param_budget(reference_params, m.rules.param_budget_ratio);
-  const MixerMaker make_mixer = plugin_mixer_factory(*p.mixer, p.resolved.options);
-  if (m.model.positions == "rotary" && !(p.mixer->descriptor.capabilities & LRA_CAP_ROTARY))
-    throw Error(ErrorKind::rules, "model.positions = \"rotary\" gives positions only through the mixers, and " + name +
-                                      " does not declare LRA_CAP_ROTARY (it would see no positions); use sinusoidal "
-                                      "or learned positions with it");
-  torch::manual_seed(m.train.seed);
-  std::vector<lra::MixerSpec> mixer_specs;  // each block's, for the conformance checks
-  b.model = Classifier(spec, recording_specs(make_mixer, &mixer_specs));
-  b.total_params = count_parameters(*b.model);
-  log.info("model: {} parameters ({} in the mixers); reference Transformer {}; budget {}", with_commas(b.total_params),
-           with_commas(b.model->mixer_parameters()), with_commas(reference_params), with_commas(b.budget.budget));
-  enforce_param_budget(b.budget, b.total_params, name);
-  b.groups_of = [abi_minor = p.mixer->descriptor.abi_minor, name, train = m.train](const Classifier& model) {
-    std::vector<std::shared_ptr<lra::Mixer>> mixers;
-    for (const auto& block : model->blocks()) mixers.push_back(block->mixer);
-    return optimizer_groups(*model, mixers, abi_minor, name, train);
-  };
-  b.groups = b.groups_of(b.model);
-  log_hinted_groups(b.groups, log);
-  // The plugin keeps the promises its descriptor makes, at this task's shape (plugins/conformance.h).
-  uint32_t capabilities = p.mixer->descriptor.capabilities;
-  if (p.configuration)  // checks its settings are known to fail (LRA's unmasked keys): not run, and said so
-    for (const auto& check : p.configuration->entry.conformance_not_checked) {
-      capabilities &= ~capability_checked_by(check);
-      log.info("conformance check {} not run: {} reproduces behaviour that fails it", check,
-               p.configuration->table->label());
-    }
-  log.info("{}", enforce_conformance(name, check_conformance(capabilities, make_mixer, mixer_specs,
-                                                              {2, static_cast<uint64_t>(m.train.seed), false, 10000.0,
-                                                               pick_device(device).str()})));
-  // Where the head reads: probed once the mixer has passed its checks, so a
-  // faulty mixer is reported by them (rules/summary_position.h).
-  b.summary = choose_summary_position(make_mixer, spec);
-  b.model->set_summary(b.summary);
-  b.rebuild = [spec, make_mixer, seed = m.train.seed, summary = b.summary] {
-    torch::manual_seed(seed);
-    Classifier c(spec, make_mixer);
-    c->set_summary(summary);
-    return c;
-  };
-  if (b.summary == SummaryPosition::after_last)
-    log.info("summary: after each example's last real token ({} does not read ahead: its output at position 0 "
-             "ignores later positions; docs/rules.md#causal-mixers-and-the-summary-token)", name);
-  return b;
 }
 
 // run.log (rank 0) and the lines that say what this run is.
@@ -226,7 +159,8 @@ RunResultFacts run_record(const RunFacts& f) {
   r.model_summary = summary_position_name(f.built.summary);
   const auto& t = f.trained;
   r.metrics = {t.test.accuracy, t.test.loss, t.best_val_accuracy, t.final_train_loss, t.final_train_accuracy,
-               majority_class_rate(d.test, d.info.num_classes), t.best_val_step};
+               majority_rate(d, d.test), t.best_val_step};
+  r.metrics.sequence = sequence_metrics(d, t.test);
   r.history = t.history;
   const auto& device = f.trainer.device;
   r.timing = {std::chrono::duration<double>(Clock::now() - f.wall_start).count(), t.train_seconds, t.eval_seconds,
@@ -281,8 +215,7 @@ PretrainingOutcome pretrain_phase(const RunArgs& a, const RunPlan& plan, const B
   po.identity = dir.identity;
   po.resume = a.resume;
   po.stop_after_seconds = stop_after_seconds;
-  std::vector<std::shared_ptr<lra::Mixer>> mixers;
-  for (const auto& block : built.model->blocks()) mixers.push_back(block->mixer);
+  const auto mixers = built.model->mixers();
   const std::string name = plan.mixer->descriptor.name;
   const int abi_minor = plan.mixer->descriptor.abi_minor;
   po.make_groups = [mixers, name, abi_minor](const torch::nn::Module& model, const TrainConfig& t) {
@@ -306,7 +239,7 @@ std::optional<RunSummary> train_run(const RunArgs& a, spdlog::logger& log) {
 
   RunPlan plan = plan_run(a);
   const LoadedData data = load_run_data(a, plan, threads, log);
-  const BuiltModel built = build_model(plan, data.dataset.info, a.device, log);
+  const BuiltModel built = build_model(plan, data.dataset, a.device, log);
   RunDirectory dir;
   open_run_directory(dir, a, plan, data);
   start_run_log(a, plan, dir, log);
@@ -342,7 +275,7 @@ std::optional<RunSummary> train_run(const RunArgs& a, spdlog::logger& log) {
         std::max(1e-3, a.stop_after - std::chrono::duration<double>(Clock::now() - wall_start).count());
   // A run that is not learning says so while it trains, not only in its final number.
   NotLearningWarning not_learning(m.train.steps, static_cast<int64_t>(data.dataset.val.size()),
-                                  majority_class_rate(data.dataset.val, data.dataset.info.num_classes), log);
+                                  majority_rate(data.dataset, data.dataset.val), log);
   if (lead)
     topts.on_validation = [&not_learning](int64_t step, const EvalResult& v) {
       not_learning.on_validation(step, v.accuracy);
@@ -429,11 +362,23 @@ std::optional<RunSummary> train_run(const RunArgs& a, spdlog::logger& log) {
     }
   }
   write_result(dir.out, sealed);
-  RunSummary summary{plan.mixer->descriptor.name, a.task, plan.division.name,
-                     describe_reference_configuration(plan.configuration_record), tr.test.accuracy,
-                     record.metrics.majority_class_rate, tr.best_val_accuracy, data.dataset.test.size(),
-                     tr.best_val_step, tr.train_seconds, tr.steps_per_second, dir.out / "result.json",
-                     sign_key ? std::optional<std::string>(sign_key->key_id) : std::nullopt, not_learning.message()};
+  RunSummary summary;
+  summary.plugin = plan.mixer->descriptor.name;
+  summary.task = a.task;
+  summary.division = plan.division.name;
+  summary.configuration = describe_reference_configuration(plan.configuration_record);
+  summary.test_accuracy = tr.test.accuracy;
+  summary.majority_class_rate = record.metrics.majority_class_rate;
+  summary.best_val_accuracy = tr.best_val_accuracy;
+  summary.test_examples = data.dataset.test.size();
+  summary.test_positions = tr.test.positions;
+  summary.test_example_accuracy = tr.test.example_accuracy;
+  summary.best_val_step = tr.best_val_step;
+  summary.train_seconds = tr.train_seconds;
+  summary.steps_per_second = tr.steps_per_second;
+  summary.result = dir.out / "result.json";
+  summary.signer = sign_key ? std::optional<std::string>(sign_key->key_id) : std::nullopt;
+  summary.not_learning = not_learning.message();
   const bool unchanged = plan.choices.overrides.size() == plan.choices.configured;  // no --set of a manifest key
   summary.official_protocol = plan.release.has_value() && unchanged;
   summary.unchanged_smoke = is_smoke_manifest(plan.manifest.name) && plan.choices.overrides.empty();

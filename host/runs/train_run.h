@@ -40,6 +40,10 @@ struct RunSummary {
   std::string configuration;  // the reference configuration in words, "" when none
   double test_accuracy = 0, majority_class_rate = 0, best_val_accuracy = 0;
   size_t test_examples = 0;
+  // A sequence task's: the scored test positions the accuracy counts, and the
+  // share of test examples with every one right (0 for a classification task).
+  int64_t test_positions = 0;
+  double test_example_accuracy = 0;
   int64_t best_val_step = -1;
   double train_seconds = 0, steps_per_second = 0;
   std::filesystem::path result;

@@ -35,8 +35,20 @@ Batch make_input_batch(const lra::Split& split, const std::vector<int64_t>& inde
   return out;
 }
 
-Batch make_batch(const lra::Split& split, const std::vector<int64_t>& index, int64_t max_len) {
+Batch make_batch(const lra::Split& split, const std::vector<int64_t>& index, int64_t max_len,
+                 const lra::SplitTargets* targets) {
   Batch out = make_input_batch(split, index, max_len);
+  if (targets) {
+    const auto B = static_cast<int64_t>(index.size());
+    out.targets = at::full({B, max_len}, static_cast<int64_t>(lra::kIgnoreTarget), at::kLong);
+    auto* t = out.targets.data_ptr<int64_t>();
+    for (int64_t b = 0; b < B; ++b) {
+      const auto begin = split.offsets[index[b]];
+      const auto n = std::min<int64_t>(split.offsets[index[b] + 1] - begin, max_len);
+      std::copy_n(targets->targets.begin() + begin, n, t + b * max_len);
+    }
+    return out;
+  }
   out.labels = at::empty({static_cast<int64_t>(index.size())}, at::kLong);
   auto* lab = out.labels.data_ptr<int64_t>();
   for (size_t b = 0; b < index.size(); ++b) lab[b] = split.labels[index[b]];
@@ -52,6 +64,7 @@ Batch Batch::narrow(int64_t first, int64_t n) const {
     o.mask2 = mask2.narrow(0, first, n);
   }
   if (labels.defined()) o.labels = labels.narrow(0, first, n);
+  if (targets.defined()) o.targets = targets.narrow(0, first, n);
   return o;
 }
 
@@ -66,6 +79,7 @@ Batch Batch::to(const at::Device& device) const {
     o.mask2 = mask2.to(device, /*non_blocking=*/true);
   }
   if (labels.defined()) o.labels = labels.to(device, /*non_blocking=*/true);
+  if (targets.defined()) o.targets = targets.to(device, /*non_blocking=*/true);
   return o;
 }
 
@@ -95,8 +109,14 @@ void validate_split(const lra::Split& s, const lra::TaskInfo& info, const std::s
   auto fail = [&](const std::string& why) {
     throw Error(ErrorKind::data, "task data, " + name + " split: " + why);
   };
-  if (s.offsets.size() != s.labels.size() + 1) fail("offsets and labels disagree in length");
-  if (s.labels.empty()) fail("no examples");
+  if (s.offsets.empty() || s.offsets.front() != 0) fail("offsets must begin with 0");
+  for (size_t i = 1; i < s.offsets.size(); ++i)
+    if (s.offsets[i] < s.offsets[i - 1]) fail("offsets decrease at example " + std::to_string(i - 1));
+  if (s.size() == 0) fail("no examples");
+  // A sequence task (SDK 1.4) has no labels (info.num_classes 0): its targets
+  // are checked by validate_split_targets.
+  const bool sequence = info.num_classes == 0 && s.labels.empty();
+  if (!sequence && s.offsets.size() != s.labels.size() + 1) fail("offsets and labels disagree in length");
   for (size_t i = 0; i < s.labels.size(); ++i) {
     if (s.labels[i] < 0 || s.labels[i] >= info.num_classes)
       fail("example " + std::to_string(i) + " has label " + std::to_string(s.labels[i]) + " outside [0, " +
@@ -104,7 +124,7 @@ void validate_split(const lra::Split& s, const lra::TaskInfo& info, const std::s
   }
   if (s.offsets.back() != static_cast<int64_t>(s.tokens.size())) fail("offsets do not cover the tokens");
   if (info.paired) {
-    if (s.offsets2.size() != s.labels.size() + 1) fail("a paired task must give a second input for every example");
+    if (s.offsets2.size() != s.size() + 1) fail("a paired task must give a second input for every example");
     if (s.offsets2.back() != static_cast<int64_t>(s.tokens2.size())) fail("offsets2 do not cover tokens2");
   } else if (s.offsets2.size() > 1) {
     fail("a second input is given but the task is not declared paired");
@@ -122,7 +142,68 @@ void validate_split(const lra::Split& s, const lra::TaskInfo& info, const std::s
   }
 }
 
+void validate_split_targets(const lra::Split& s, const lra::SplitTargets& t, const lra::SequenceTargets& seq,
+                            const std::string& name) {
+  auto fail = [&](const std::string& why) {
+    throw Error(ErrorKind::data, "task data, " + name + " split: " + why);
+  };
+  if (!s.labels.empty())
+    fail("a sequence task (Dataset::sequence.num_classes = " + std::to_string(seq.num_classes) +
+         ") gives per-position targets, not labels: leave Split::labels empty");
+  if (t.targets.size() != s.tokens.size())
+    fail("targets and tokens disagree in length (" + std::to_string(t.targets.size()) + " targets for " +
+         std::to_string(s.tokens.size()) + " tokens): a sequence task gives one target per token");
+  for (size_t i = 0; i < s.size(); ++i) {
+    bool scored = false;
+    for (int64_t p = s.offsets[i]; p < s.offsets[i + 1]; ++p) {
+      const int32_t v = t.targets[p];
+      if (v == lra::kIgnoreTarget) continue;
+      if (v < 0 || v >= seq.num_classes)
+        fail("example " + std::to_string(i) + " has target " + std::to_string(v) + " at position " +
+             std::to_string(p - s.offsets[i]) + " outside [0, " + std::to_string(seq.num_classes) +
+             ") (unscored positions hold " + std::to_string(lra::kIgnoreTarget) + ")");
+      scored = true;
+    }
+    if (!scored) fail("example " + std::to_string(i) + " has no scored position (every target is ignored)");
+  }
+  if (!t.cells.empty()) {
+    if (t.cells.size() != s.size())
+      fail(std::to_string(t.cells.size()) + " cells for " + std::to_string(s.size()) +
+           " examples: give one cell per example, or none");
+    for (size_t i = 0; i < t.cells.size(); ++i)
+      if (t.cells[i] < 0 || t.cells[i] >= static_cast<int32_t>(seq.cell_names.size()))
+        fail("example " + std::to_string(i) + " is in cell " + std::to_string(t.cells[i]) + ", but the task names " +
+             std::to_string(seq.cell_names.size()) + " cells (SequenceTargets::cell_names)");
+  }
+}
+
+int64_t scored_positions(const lra::Split& split, const lra::SplitTargets& targets, const std::vector<int64_t>& index,
+                         int64_t max_len) {
+  int64_t n = 0;
+  for (const auto i : index) {
+    const auto begin = split.offsets[i];
+    const auto end = std::min<int64_t>(split.offsets[i + 1], begin + max_len);
+    for (auto p = begin; p < end; ++p) n += targets.targets[p] != lra::kIgnoreTarget;
+  }
+  return n;
+}
+
+const lra::SplitTargets* split_targets(const lra::Dataset& d, const lra::Split& split) {
+  if (!d.is_sequence_task()) return nullptr;
+  if (&split == &d.train) return &d.sequence.train;
+  if (&split == &d.val) return &d.sequence.val;
+  if (&split == &d.test) return &d.sequence.test;
+  throw Error(ErrorKind::internal, "split_targets: the split is not one of the dataset's");
+}
+
 namespace {
+
+void add_targets(Sha256& h, const lra::SplitTargets* t) {
+  if (!t) return;  // classification tasks: the fingerprints of every earlier release stay what they were
+  h.update(std::string_view("targets"));
+  h.update(t->targets.data(), t->targets.size() * sizeof(int32_t));
+  h.update(t->cells.data(), t->cells.size() * sizeof(int32_t));
+}
 
 void add_split(Sha256& h, const char* name, const lra::Split& s) {
   h.update(std::string_view(name));
@@ -137,17 +218,26 @@ void add_split(Sha256& h, const char* name, const lra::Split& s) {
 
 }  // namespace
 
-std::string split_fingerprint(const char* name, const lra::Split& split) {
+std::string split_fingerprint(const char* name, const lra::Split& split, const lra::SplitTargets* targets) {
   Sha256 h;
   add_split(h, name, split);
+  add_targets(h, targets);
   return "sha256:" + h.hex_digest();
 }
 
 std::string dataset_fingerprint(const lra::Dataset& d) {
   Sha256 h;
   add_split(h, "train", d.train);
+  add_targets(h, split_targets(d, d.train));
   add_split(h, "val", d.val);
+  add_targets(h, split_targets(d, d.val));
   add_split(h, "test", d.test);
+  add_targets(h, split_targets(d, d.test));
+  if (d.is_sequence_task()) {
+    const int64_t n = d.sequence.num_classes;
+    h.update(&n, sizeof n);
+    for (const auto& name : d.sequence.cell_names) h.update(std::string_view(name.c_str(), name.size() + 1));
+  }
   return "sha256:" + h.hex_digest();
 }
 
@@ -166,7 +256,22 @@ std::string split_inputs_fingerprint(const lra::Split& s) {
 double majority_class_rate(const lra::Split& s, int64_t num_classes) {
   std::vector<int64_t> counts(num_classes, 0);
   for (auto l : s.labels) counts[l]++;
-  return s.size() ? static_cast<double>(*std::max_element(counts.begin(), counts.end())) / s.size() : 0.0;
+  return s.labels.empty() || counts.empty()
+             ? 0.0
+             : static_cast<double>(*std::max_element(counts.begin(), counts.end())) / s.labels.size();
+}
+
+double majority_target_rate(const lra::SplitTargets& t, int64_t num_classes) {
+  std::vector<int64_t> counts(num_classes, 0);
+  int64_t scored = 0;
+  for (auto v : t.targets)
+    if (v != lra::kIgnoreTarget && v >= 0 && v < num_classes) ++counts[v], ++scored;
+  return scored ? static_cast<double>(*std::max_element(counts.begin(), counts.end())) / scored : 0.0;
+}
+
+double majority_rate(const lra::Dataset& d, const lra::Split& split) {
+  if (const auto* t = split_targets(d, split)) return majority_target_rate(*t, d.sequence.num_classes);
+  return majority_class_rate(split, d.info.num_classes);
 }
 
 }  // namespace lra::host

@@ -21,13 +21,22 @@ struct Batch {
   at::Tensor ids2;    // paired tasks: the second input (undefined otherwise)
   at::Tensor mask2;
   at::Tensor labels;  // [B] int64; undefined in a batch of inputs alone (make_input_batch)
+  // Sequence tasks instead of labels: [B, max_len] int64, the target of each
+  // position, lra::kIgnoreTarget where it is not scored (padding included).
+  at::Tensor targets;
+  // Sequence tasks: scored positions in the whole update's batch (every
+  // rank's part), what its loss is averaged over.
+  int64_t scored_positions = 0;
   Batch narrow(int64_t first, int64_t n) const;
   Batch to(const at::Device& device) const;
 };
 
 // Examples longer than max_len keep their first max_len tokens (as LRA does).
 // Paired splits (non-empty offsets2 beyond the first entry) fill ids2/mask2.
-Batch make_batch(const lra::Split& split, const std::vector<int64_t>& index, int64_t max_len);
+// A sequence task's batch gets its per-position targets from `targets` (the
+// split's, lra::Dataset::sequence) instead of labels.
+Batch make_batch(const lra::Split& split, const std::vector<int64_t>& index, int64_t max_len,
+                 const lra::SplitTargets* targets = nullptr);
 
 // The same without labels: what a pretraining phase reads (pretrain/), so a
 // label never reaches it.
@@ -51,11 +60,25 @@ class IndexStream {
 // and example, so a task bug never reaches the embedding as an index error.
 void validate_split(const lra::Split& split, const lra::TaskInfo& info, const std::string& name);
 
-// SHA-256 over the loaded content (ids, offsets, labels of every split), so the
-// same data gives the same fingerprint whatever files it came from.
-// The fingerprint of one split (its name, inputs and labels), so a
+// Scored positions of examples `index` within max_len (a sequence task's).
+int64_t scored_positions(const lra::Split& split, const lra::SplitTargets& targets, const std::vector<int64_t>& index,
+                         int64_t max_len);
+
+// A sequence task's targets (and cells) match its split's tokens, in range;
+// throws lra::Error(data) naming the split, the example and the position.
+void validate_split_targets(const lra::Split& split, const lra::SplitTargets& targets,
+                            const lra::SequenceTargets& sequence, const std::string& name);
+
+// The targets of one split of `data`: its sequence targets for a sequence
+// task, nullptr for a classification task.
+const lra::SplitTargets* split_targets(const lra::Dataset& data, const lra::Split& split);
+
+// SHA-256 over the loaded content (ids, offsets, labels of every split, and a
+// sequence task's targets and cells), so the same data gives the same
+// fingerprint whatever files it came from.
+// The fingerprint of one split (its name, inputs and labels or targets), so a
 // re-evaluation against other data can say which split differs.
-std::string split_fingerprint(const char* name, const lra::Split& split);
+std::string split_fingerprint(const char* name, const lra::Split& split, const lra::SplitTargets* targets = nullptr);
 
 std::string dataset_fingerprint(const lra::Dataset& data);
 
@@ -65,5 +88,12 @@ std::string split_inputs_fingerprint(const lra::Split& split);
 
 // Share of the most frequent label (the accuracy of always guessing it).
 double majority_class_rate(const lra::Split& split, int64_t num_classes);
+
+// The same for a sequence task: the share of scored positions whose target is
+// the most frequent one.
+double majority_target_rate(const lra::SplitTargets& targets, int64_t num_classes);
+
+// The one that applies to `split` of `data`.
+double majority_rate(const lra::Dataset& data, const lra::Split& split);
 
 }  // namespace lra::host

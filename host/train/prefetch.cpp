@@ -10,7 +10,8 @@ Batch pinned(Batch b) {
     b.ids2 = b.ids2.pin_memory();
     b.mask2 = b.mask2.pin_memory();
   }
-  b.labels = b.labels.pin_memory();
+  if (b.labels.defined()) b.labels = b.labels.pin_memory();
+  if (b.targets.defined()) b.targets = b.targets.pin_memory();
   return b;
 }
 }  // namespace

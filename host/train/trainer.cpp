@@ -53,10 +53,78 @@ void for_each_eval_batch(Classifier& model, const lra::Split& split, int64_t max
   model->train();
 }
 
+// A sequence task's evaluation: loss and accuracy over the scored positions,
+// whole examples right, and both per cell.
+EvalResult evaluate_positions(Classifier& model, const lra::Split& split, const lra::SplitTargets& targets,
+                              const std::vector<std::string>& cell_names, int64_t max_len, int64_t batch_size,
+                              const torch::Device& device, bool bf16) {
+  torch::NoGradGuard no_grad;
+  model->eval();
+  const auto n = static_cast<int64_t>(split.size());
+  auto loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
+  std::vector<CellScore> cells(targets.cells.empty() ? 0 : cell_names.size());
+  for (size_t c = 0; c < cells.size(); ++c) cells[c].name = cell_names[c];
+  int64_t positions = 0, correct = 0, examples_right = 0;
+  std::vector<int64_t> idx;
+  for (int64_t start = 0; start < n; start += batch_size) {
+    idx.clear();
+    for (int64_t i = start; i < std::min(n, start + batch_size); ++i) idx.push_back(i);
+    auto b = make_batch(split, idx, max_len, &targets).to(device);
+    torch::Tensor logits;
+    {
+      CudaBf16Autocast autocast(bf16 && device.is_cuda());
+      logits = model->scored_logits(b.ids, b.mask, b.targets).to(torch::kFloat);
+    }
+    const auto scored = b.targets.ne(lra::kIgnoreTarget);
+    const auto wanted = b.targets.index({scored});
+    loss_sum += torch::cross_entropy_loss(logits, wanted, {}, at::Reduction::Sum).to(torch::kDouble);
+    // Per example: scored positions and right ones (the row of each scored position).
+    const auto rows = scored.nonzero().select(1, 0);
+    const auto right = logits.argmax(-1).eq(wanted).to(torch::kLong);
+    const auto B = static_cast<int64_t>(idx.size());
+    auto per_scored = torch::zeros({B}, torch::TensorOptions().dtype(torch::kLong).device(device));
+    auto per_right = torch::zeros_like(per_scored);
+    per_scored.index_add_(0, rows, torch::ones_like(right));
+    per_right.index_add_(0, rows, right);
+    const auto s_cpu = per_scored.to(torch::kCPU), r_cpu = per_right.to(torch::kCPU);
+    const auto* sp = s_cpu.data_ptr<int64_t>();
+    const auto* rp = r_cpu.data_ptr<int64_t>();
+    for (int64_t j = 0; j < B; ++j) {
+      positions += sp[j];
+      correct += rp[j];
+      const bool whole = sp[j] == rp[j];
+      examples_right += whole;
+      if (!cells.empty()) {
+        auto& cell = cells[targets.cells[idx[j]]];
+        ++cell.examples;
+        cell.positions += sp[j];
+        cell.correct_positions += rp[j];
+        cell.correct_examples += whole;
+      }
+    }
+  }
+  model->train();
+  EvalResult r;
+  r.count = n;
+  r.positions = positions;
+  r.loss = positions ? loss_sum.item<double>() / positions : 0.0;
+  r.accuracy = positions ? static_cast<double>(correct) / positions : 0.0;
+  r.example_accuracy = n ? static_cast<double>(examples_right) / n : 0.0;
+  r.cells = std::move(cells);
+  return r;
+}
+
 }  // namespace
 
+EvalResult evaluate_split(Classifier& model, const lra::Dataset& data, const lra::Split& split, int64_t max_len,
+                          int64_t batch_size, const torch::Device& device, bool bf16) {
+  return evaluate(model, split, max_len, batch_size, device, bf16, split_targets(data, split), data.sequence.cell_names);
+}
+
 EvalResult evaluate(Classifier& model, const lra::Split& split, int64_t max_len, int64_t batch_size,
-                    const torch::Device& device, bool bf16) {
+                    const torch::Device& device, bool bf16, const lra::SplitTargets* targets,
+                    const std::vector<std::string>& cell_names) {
+  if (targets) return evaluate_positions(model, split, *targets, cell_names, max_len, batch_size, device, bf16);
   // Summed on the device, read once at the end: no synchronisation per batch.
   auto loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
   auto correct = torch::zeros({}, torch::TensorOptions().dtype(torch::kLong).device(device));
@@ -71,6 +139,9 @@ EvalResult evaluate(Classifier& model, const lra::Split& split, int64_t max_len,
 
 std::vector<int32_t> predict(Classifier& model, const lra::Split& split, int64_t max_len, int64_t batch_size,
                              const torch::Device& device, bool bf16) {
+  if (model->per_position())
+    throw Error(ErrorKind::rules, "predictions per example are for classification tasks; a sequence task's model is "
+                                  "scored per position (evaluate)");
   std::vector<int32_t> out;
   out.reserve(split.size());
   for_each_eval_batch(model, split, max_len, batch_size, device, bf16, [&](const torch::Tensor& logits, const torch::Tensor&) {
@@ -104,7 +175,10 @@ class ClassifierObjective final : public TrainingObjective {
         [this, rank] {
           auto idx = stream_.next(o_.train.batch_size);
           std::vector<int64_t> mine(idx.begin() + rank * local_batch_, idx.begin() + (rank + 1) * local_batch_);
-          return make_batch(data_.train, mine, o_.max_len);
+          const lra::SplitTargets* targets = split_targets(data_, data_.train);
+          Batch b = make_batch(data_.train, mine, o_.max_len, targets);
+          if (targets) b.scored_positions = scored_positions(data_.train, *targets, idx, o_.max_len);
+          return b;
         },
         4, o_.device.is_cuda());
   }
@@ -118,6 +192,7 @@ class ClassifierObjective final : public TrainingObjective {
     // do not depend on the number of ranks or micro-batches.
     const uint64_t dropout_seed = lra::ops::detail::draw_cpu_seed();
     const int64_t rank_first = (o_.dist ? o_.dist->rank() : 0) * local_batch_;
+    if (b.targets.defined()) return accumulate_positions(w, b, micro, dropout_seed, rank_first);
     for (int64_t first = 0; first < local_batch_; first += micro) {
       const int64_t n = std::min(micro, local_batch_ - first);
       auto mb = b.narrow(first, n).to(o_.device);
@@ -137,10 +212,33 @@ class ClassifierObjective final : public TrainingObjective {
     w.count += static_cast<double>(local_batch_);
   }
 
+  // A sequence task: cross-entropy over the scored positions, averaged over
+  // those of the whole batch (every rank and micro-batch alike).
+  void accumulate_positions(TrainWindow& w, const Batch& b, int64_t micro, uint64_t dropout_seed, int64_t rank_first) {
+    const auto& t = o_.train;
+    const double scored = static_cast<double>(std::max<int64_t>(1, b.scored_positions));
+    for (int64_t first = 0; first < local_batch_; first += micro) {
+      const int64_t n = std::min(micro, local_batch_ - first);
+      auto mb = b.narrow(first, n).to(o_.device);
+      torch::Tensor logits, loss, wanted;
+      {
+        const lra::ops::DropoutRows rows(dropout_seed, rank_first + first, n, t.batch_size);
+        CudaBf16Autocast autocast(bf16());
+        logits = model_->scored_logits(mb.ids, mb.mask, mb.targets).to(torch::kFloat);
+        wanted = mb.targets.index({mb.targets.ne(lra::kIgnoreTarget)});
+        loss = torch::cross_entropy_loss(logits, wanted, {}, at::Reduction::Sum) / scored;
+      }
+      backward(loss);
+      w.loss += loss.detach().to(torch::kDouble) * scored;
+      w.correct += logits.argmax(-1).eq(wanted).sum().to(torch::kDouble);
+      w.count += static_cast<double>(wanted.size(0));
+    }
+  }
+
   bool has_accuracy() const override { return true; }
 
   std::string evaluate(int64_t step, nlohmann::json& h) override {
-    auto v = lra::host::evaluate(model_, data_.val, o_.max_len, o_.eval_pass(), o_.device, bf16());
+    auto v = evaluate_split(model_, data_, data_.val, o_.max_len, o_.eval_pass(), o_.device, bf16());
     h["val_loss"] = v.loss;
     h["val_accuracy"] = v.accuracy;
     if (v.accuracy > r_.best_val_accuracy || r_.best_val_step < 0) {
@@ -185,9 +283,15 @@ TrainResult train_and_evaluate(Classifier& model, const lra::Dataset& data, cons
   const bool evaluates = !o.dist || o.dist->rank() == 0;
   const auto t0 = std::chrono::steady_clock::now();
   plugin_calls::set_phase("evaluation", r.steps);
-  if (evaluates) r.test = evaluate(model, data.test, o.max_len, o.eval_pass(), o.device, o.bf16 && o.device.is_cuda());
+  if (evaluates)
+    r.test = evaluate_split(model, data, data.test, o.max_len, o.eval_pass(), o.device, o.bf16 && o.device.is_cuda());
   r.eval_seconds = r.other_seconds + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (evaluates) log.info("test loss {:.4f} accuracy {:.4f} over {} examples", r.test.loss, r.test.accuracy, r.test.count);
+  if (evaluates && r.test.positions > 0)
+    log.info("test loss {:.4f} accuracy {:.4f} over {} scored positions of {} examples ({:.4f} of the examples "
+             "wholly right)",
+             r.test.loss, r.test.accuracy, r.test.positions, r.test.count, r.test.example_accuracy);
+  else if (evaluates)
+    log.info("test loss {:.4f} accuracy {:.4f} over {} examples", r.test.loss, r.test.accuracy, r.test.count);
   return r;
 }
 

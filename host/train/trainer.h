@@ -44,9 +44,23 @@ inline bool recorded_bf16(const nlohmann::json& result) {
   return result.at("timing").value("precision", std::string()) == "bfloat16 autocast";
 }
 
+// A sequence task's score in one cell of its grid (lra::SequenceTargets::cell_names).
+struct CellScore {
+  std::string name;
+  int64_t examples = 0, positions = 0, correct_positions = 0, correct_examples = 0;
+  double accuracy() const { return positions ? static_cast<double>(correct_positions) / positions : 0.0; }
+  double example_accuracy() const { return examples ? static_cast<double>(correct_examples) / examples : 0.0; }
+};
+
+// Loss and accuracy per example (classification) or per scored position
+// (sequence tasks: `positions` of them; `example_accuracy` the share of
+// examples with every scored position right; per cell where the task names cells).
 struct EvalResult {
   double loss = 0, accuracy = 0;
-  int64_t count = 0;
+  int64_t count = 0;  // examples
+  int64_t positions = 0;
+  double example_accuracy = 0;
+  std::vector<CellScore> cells;
 };
 
 // The training loop's result (losses, history, timing, resume point) and
@@ -58,9 +72,15 @@ struct TrainResult : TrainingLoopResult {
   double eval_seconds = 0;  // validation, checkpoints and the final test
 };
 
-// Exact mean over every example of the split (no dropped remainder).
+// Exact mean over every example of the split (no dropped remainder); for a
+// sequence task (`targets`, with its cell names) over every scored position.
 EvalResult evaluate(Classifier& model, const lra::Split& split, int64_t max_len, int64_t batch_size,
-                    const torch::Device& device, bool bf16 = false);
+                    const torch::Device& device, bool bf16 = false, const lra::SplitTargets* targets = nullptr,
+                    const std::vector<std::string>& cell_names = {});
+
+// evaluate() on split `split` of `data`, with its targets when it is a sequence task.
+EvalResult evaluate_split(Classifier& model, const lra::Dataset& data, const lra::Split& split, int64_t max_len,
+                          int64_t batch_size, const torch::Device& device, bool bf16 = false);
 
 // The predicted class of every example of `split`, in order, batched as
 // evaluate() batches (the same logits, so the same accuracy); labels unused.

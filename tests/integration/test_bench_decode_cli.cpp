@@ -120,5 +120,21 @@ TEST(BenchDecodeCli, StepsThatDropTheContextAreRefusedBeforeAnyNumber) {
   EXPECT_NE(i.output.find("decode           passed"), std::string::npos) << i.output;
 }
 
+// A block-local cache empties at every block's start: its size is its fullest, one block,
+// wherever the context happens to end within a block (local's block_size 50).
+TEST(BenchDecodeCli, ABlockLocalStateIsMeasuredAtItsFullest) {
+  TempDir d;
+  const std::string out = (d.path() / "dec").string();
+  auto o = lrahost("bench --decode --plugins local --lengths 120,160 --tokens 1 --device cpu --out " + out);
+  ASSERT_EQ(o.code, 0) << o.output;
+  const auto r = nlohmann::json::parse(read_text(d.path() / "dec" / "decode.json"))["results"];
+  const auto* a = find_point(r, "local", 120);
+  const auto* b = find_point(r, "local", 160);
+  ASSERT_TRUE(a && b) << r.dump();
+  // 6 layers x (keys, values) x 50 positions x 384 wide x 4 bytes.
+  EXPECT_EQ((*a)["bytes_per_sequence"].get<int64_t>(), 6 * 2 * 50 * 384 * 4);
+  EXPECT_EQ((*b)["bytes_per_sequence"], (*a)["bytes_per_sequence"]);
+}
+
 }  // namespace
 }  // namespace lra::test

@@ -203,6 +203,37 @@ TEST(SdkPackage, ExampleBuildsOutOfTreeAgainstTheInstalledSdkAndRuns) {
                                    &none);
   EXPECT_EQ(bad.kind, lra::ErrorKind::rules);
   EXPECT_TRUE(contains(bad.message, "kernel_size must be between 1")) << bad.message;
+
+  // 8. A sequence task (SDK 1.4), built out of tree like the mixer (docs/writing-a-task.md),
+  // checked and trained by the installed host with that third-party mixer.
+  const fs::path task_build = tmp.path() / "task-build";
+  auto task_configured = shell(cmake + " -S " + quoted(fs::path(LRA_SOURCE_DIR) / "sdk/examples/copy_task") + " -B " +
+                               quoted(task_build) + " -G Ninja -DCMAKE_MAKE_PROGRAM=" + quoted(LRA_MAKE_PROGRAM) +
+                               " -DCMAKE_CXX_COMPILER=" + quoted(LRA_CXX_COMPILER) + " -DCMAKE_PREFIX_PATH=" +
+                               quoted(prefix));
+  ASSERT_EQ(task_configured.code, 0) << task_configured.output;
+  auto task_built = shell(cmake + " --build " + quoted(task_build));
+  ASSERT_EQ(task_built.code, 0) << task_built.output;
+  ASSERT_TRUE(fs::exists(task_build / "libcopy_task.so")) << task_built.output;
+  const std::string task_env = "LRA_PLUGIN_PATH=" + quoted(task_build) + " ";
+  auto checked = shell(task_env + host + " data check --task copy_demo");
+  ASSERT_EQ(checked.code, 0) << checked.output;
+  EXPECT_TRUE(contains(checked.output, "a sequence task")) << checked.output;
+  lra::test::write_text(tmp.path() / "copy.toml",
+                        "schema = \"lrahost.manifest/v1\"\nname = \"copy\"\ntask = \"copy_demo\"\ndescription = \"c\"\n"
+                        "[model]\nlayers = 2\nd_model = 32\nheads = 2\nqkv_dim = 32\nffn_dim = 64\ndropout = 0.0\n"
+                        "attention_dropout = 0.0\npooling = \"none\"\npositions = \"learned\"\nmax_len = 33\n"
+                        "[train]\nsteps = 10\nbatch_size = 16\nlr = 0.003\nschedule = \"constant\"\nwarmup = 0\n"
+                        "steps_per_cycle = 10\nweight_decay = 0.0\nbetas = [0.9, 0.999]\neps = 1e-8\ngrad_clip = 0.0\n"
+                        "eval_every = 10\ncheckpoint_every = 10\nseed = 0\neval_batch_size = 100\n"
+                        "[data]\ntrain_size = 200\n[rules]\nparam_budget_ratio = 10.0\n");
+  auto task_ran = shell(task_env + host + " run --plugin " + quoted(plugin) + " --task copy_demo --manifest " +
+                        quoted(tmp.path() / "copy.toml") + " --threads 2 --out " + quoted(tmp.path() / "copy-run"));
+  ASSERT_EQ(task_ran.code, 0) << task_ran.output;
+  const auto copied = nlohmann::json::parse(lra::test::read_text(tmp.path() / "copy-run/result.json"));
+  EXPECT_EQ(copied["metrics"]["scored"], "position");
+  EXPECT_EQ(copied["metrics"]["test_positions"], 200 * 16);
+  EXPECT_EQ(copied["plugin"]["name"], "gated_conv");
 }
 
 // docs/writing-a-plugin.md shows the example's files in full; they must stay the files the test above builds.

@@ -88,6 +88,86 @@ TEST(Batches, OutOfRangeIdsAreDataErrors) {
   EXPECT_THROW(validate_split(split_of({{1}}, {2}), info, "train"), lra::Error);
 }
 
+// Sequence tasks (SDK 1.4): a target per token, padded and truncated with the tokens.
+TEST(Batches, SequenceTargetsFollowTheirTokens) {
+  auto s = split_of({{1, 2, 3}, {4, 5, 6, 7, 8, 9}}, {});
+  lra::SplitTargets t;
+  t.targets = {-100, 5, -100, 6, -100, -100, -100, 7, 8};
+  auto b = make_batch(s, {1, 0}, 4, &t);
+  EXPECT_FALSE(b.labels.defined());
+  EXPECT_TRUE(torch::equal(b.targets, torch::tensor({6, -100, -100, -100, -100, 5, -100, -100}, torch::kLong).view({2, 4})));
+  EXPECT_EQ(scored_positions(s, t, {0, 1}, 4), 2);  // 7 and 8 lie past max_len
+  EXPECT_EQ(scored_positions(s, t, {0, 1}, 100), 4);
+  EXPECT_TRUE(torch::equal(b.narrow(1, 1).targets, b.targets.narrow(0, 1, 1)));
+}
+
+TEST(Batches, SequenceTargetsAreChecked) {
+  lra::TaskInfo info;
+  info.vocab_size = 10;
+  info.num_classes = 0;
+  lra::SequenceTargets seq;
+  seq.num_classes = 4;
+  seq.cell_names = {"a", "b"};
+  const auto s = split_of({{1, 2}, {3}}, {});
+  EXPECT_NO_THROW(validate_split(s, info, "train"));
+  auto check = [&](std::vector<int32_t> targets, std::vector<int32_t> cells = {}) {
+    lra::SplitTargets t;
+    t.targets = std::move(targets);
+    t.cells = std::move(cells);
+    validate_split_targets(s, t, seq, "train");
+  };
+  EXPECT_NO_THROW(check({-100, 3, 0}));
+  EXPECT_NO_THROW(check({-100, 3, 0}, {1, 0}));
+  auto message = [&](std::vector<int32_t> targets, std::vector<int32_t> cells = {}) -> std::string {
+    try {
+      check(std::move(targets), std::move(cells));
+    } catch (const lra::Error& e) {
+      EXPECT_EQ(e.kind(), lra::ErrorKind::data);
+      return e.what();
+    }
+    return "accepted";
+  };
+  EXPECT_NE(message({-100, 3}).find("2 targets for 3 tokens"), std::string::npos);
+  EXPECT_NE(message({-100, 4, 0}).find("example 0 has target 4 at position 1 outside [0, 4)"), std::string::npos);
+  EXPECT_NE(message({-100, -7, 0}).find("target -7"), std::string::npos);
+  EXPECT_NE(message({-100, 1, -100}).find("example 1 has no scored position"), std::string::npos);
+  EXPECT_NE(message({-100, 1, 0}, {0}).find("1 cells for 2 examples"), std::string::npos);
+  EXPECT_NE(message({-100, 1, 0}, {0, 2}).find("cell 2"), std::string::npos);
+  // Labels on a sequence task are refused too.
+  lra::SplitTargets t;
+  t.targets = {-100, 3, 0};
+  EXPECT_THROW(validate_split_targets(split_of({{1, 2}, {3}}, {0, 1}), t, seq, "train"), lra::Error);
+}
+
+TEST(Batches, SequenceFingerprintsCoverTargetsAndLeaveClassificationAlone) {
+  lra::Dataset d;
+  d.train = split_of({{1, 2}}, {0});
+  d.val = split_of({{3}}, {1});
+  d.test = split_of({{4}}, {1});
+  const auto classification = dataset_fingerprint(d);
+  d.sequence.train.targets = {1, 2};  // ignored: sequence.num_classes is 0
+  EXPECT_EQ(dataset_fingerprint(d), classification);
+  lra::Dataset q;
+  q.train = split_of({{1, 2}}, {});
+  q.val = split_of({{3}}, {});
+  q.test = split_of({{4}}, {});
+  q.sequence.num_classes = 5;
+  q.sequence.train.targets = {-100, 2};
+  q.sequence.val.targets = {1};
+  q.sequence.test.targets = {3};
+  const auto f = dataset_fingerprint(q);
+  q.sequence.test.targets = {4};
+  EXPECT_NE(dataset_fingerprint(q), f);
+  q.sequence.test.targets = {3};
+  EXPECT_EQ(dataset_fingerprint(q), f);
+  q.sequence.cell_names = {"x"};
+  EXPECT_NE(dataset_fingerprint(q), f);
+  EXPECT_NE(split_fingerprint("test", q.test, &q.sequence.test), split_fingerprint("test", q.test));
+  EXPECT_DOUBLE_EQ(majority_target_rate(q.sequence.train, 5), 1.0);
+  EXPECT_EQ(split_targets(q, q.val), &q.sequence.val);
+  EXPECT_EQ(split_targets(d, d.val), nullptr);
+}
+
 TEST(Batches, MajorityClassRate) {
   EXPECT_DOUBLE_EQ(majority_class_rate(split_of({{1}, {1}, {1}, {1}}, {2, 2, 1, 2}), 3), 0.75);
 }

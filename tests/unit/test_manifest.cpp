@@ -192,8 +192,9 @@ TEST(Manifest, Presets) {
   // Every LRA task has both presets.
   const std::vector<std::string> all = {"image", "listops", "pathfinder", "pathx", "retrieval", "text"};
   EXPECT_EQ(preset_tasks("official"), all);
-  auto smoke = all;
-  smoke.insert(smoke.begin(), "forgetting");  // the causal LM of `lrahost forget` has a smoke preset too
+  // The causal LM of `lrahost forget` and the recall task mqar (a sequence task) have smoke presets too.
+  const std::vector<std::string> smoke = {"forgetting", "image", "listops", "mqar", "pathfinder", "pathx", "retrieval",
+                                          "text"};
   EXPECT_EQ(preset_tasks("smoke"), smoke);
   for (const auto& t : all) {
     EXPECT_EQ(load_preset(t, "official").name, "lra-v1/" + t);
@@ -241,10 +242,24 @@ TEST(Manifest, ForgettingTaskNeedsACausalLmShape) {
                ErrorKind::rules, {"train.decay_steps", "wsd"});
   expect_error([&] { parse_manifest(replace_once(text, "decay_steps = 800", "decay_steps = 1900"), "f.toml"); },
                ErrorKind::rules, {"train.decay_steps", "must not exceed train.steps = 2000"});
-  // And an LRA task may not borrow the LM's settings.
+  // pooling "none" outside task "forgetting" is a sequence task's model: whether the task is one is
+  // known once its data are loaded, so `run` refuses it on a classification task (exit 4,
+  // test_sequence_task_cli). The sequence model's own keys need pooling "none".
   const std::string listops(find_official("listops")->text);
-  expect_error([&] { parse_manifest(replace_once(listops, "pooling = \"cls\"", "pooling = \"none\""), "l.toml"); },
-               ErrorKind::rules, {"model.pooling", "forgetting"});
+  EXPECT_EQ(parse_manifest(replace_once(listops, "pooling = \"cls\"", "pooling = \"none\""), "l.toml").model.pooling,
+            "none");
+  expect_error([&] { parse_manifest(replace_once(listops, "positions = ", "short_conv = 3\npositions = "), "l.toml"); },
+               ErrorKind::rules, {"model.short_conv", "pooling = \"none\""});
+  expect_error([&] { parse_manifest(replace_once(listops, "positions = \"sinusoidal\"", "positions = \"none\""), "l.toml"); },
+               ErrorKind::rules, {"model.positions", "sequence task"});
+  expect_error([&] { parse_manifest(replace_once(listops, "ffn_dim = 1024", "ffn_dim = 0"), "l.toml"); },
+               ErrorKind::rules, {"model.ffn_dim", "head"});
+  const std::string mqar(find_embedded("smoke/mqar.toml")->text);
+  EXPECT_EQ(parse_manifest(mqar, "m.toml").model.short_conv, 3);
+  expect_error([&] { parse_manifest(replace_once(mqar, "short_conv = 3", "short_conv = 65"), "m.toml"); },
+               ErrorKind::rules, {"model.short_conv", "65", "[1, 64]"});
+  expect_error([&] { parse_manifest(replace_once(mqar, "layers = 2", "layers = 1"), "m.toml"); },
+               ErrorKind::rules, {"model.short_conv", "at least 2"});
   // decay_steps is optional: LRA manifests do not have it.
   EXPECT_EQ(parse_manifest(listops, "l.toml").train.decay_steps, 0);
 }
@@ -499,6 +514,9 @@ TEST(Manifest, ToJson) {
   // model.positions_without_rotary (forgetting only, forgetting-v1.2) is written only where the
   // manifest sets it, so resolved configurations of every earlier manifest stay byte for byte.
   want_model.erase(std::remove(want_model.begin(), want_model.end(), "positions_without_rotary"), want_model.end());
+  // model.short_conv (sequence tasks) likewise: only where it is not 0.
+  want_model.erase(std::remove(want_model.begin(), want_model.end(), "short_conv"), want_model.end());
+  EXPECT_EQ(to_json(load_preset("mqar", "smoke"))["model"]["short_conv"], 3);
   EXPECT_EQ(to_json(load_preset("forgetting", "official"))["model"]["positions_without_rotary"], "none");
   EXPECT_EQ(to_json(load_preset("forgetting", "smoke"))["model"]["positions_without_rotary"], "none");
   std::sort(want_model.begin(), want_model.end());

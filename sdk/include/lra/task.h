@@ -1,8 +1,10 @@
 // lra/task.h — the task contract: vocabulary, classes, splits and examples.
 //
 // A task plugin turns files (or a deterministic generator) into token ids and
-// labels. It knows its own on-disk layouts; the host owns batching, padding,
-// truncation to the manifest's max_len, and fingerprints the loaded content.
+// labels — one label per example (a classification task), or from SDK 1.4 one
+// target per position (a sequence task: Dataset::sequence). It knows its own
+// on-disk layouts; the host owns batching, padding, truncation to the
+// manifest's max_len, and fingerprints the loaded content.
 #pragma once
 
 #include <cstdint>
@@ -26,19 +28,50 @@ struct TaskInfo {
 };
 
 // Examples of one split in flat form: example i is tokens[offsets[i], offsets[i+1]).
+// A classification task gives one label per example; a sequence task leaves
+// `labels` empty and gives its targets in Dataset::sequence.
 struct Split {
   std::vector<int32_t> tokens;
   std::vector<int64_t> offsets{0};
   std::vector<int32_t> tokens2;  // second input of paired tasks
   std::vector<int64_t> offsets2{0};
   std::vector<int32_t> labels;
-  size_t size() const { return labels.size(); }
+  size_t size() const { return offsets.empty() ? 0 : offsets.size() - 1; }  // examples
+};
+
+// SDK 1.4 — sequence tasks (docs/abi.md "Sequence tasks"). The target of a
+// position that is not scored (PyTorch's ignore_index, Zoology's label -100).
+inline constexpr int32_t kIgnoreTarget = -100;
+
+// One split's per-position targets.
+struct SplitTargets {
+  // Aligned with Split::tokens: example i's targets are
+  // targets[offsets[i], offsets[i+1]), a class in [0, SequenceTargets::num_classes)
+  // or kIgnoreTarget. The target at position t is what the model must predict
+  // after reading tokens 0..t (the host's sequence model is causal).
+  std::vector<int32_t> targets;
+  // Optional, empty or one per example: the example's cell, an index into
+  // SequenceTargets::cell_names (a grid point such as "length 256, 64 pairs");
+  // the host reports accuracy per cell.
+  std::vector<int32_t> cells;
+};
+
+struct SequenceTargets {
+  int64_t num_classes = 0;  // > 0 makes the task a sequence task
+  SplitTargets train, val, test;
+  std::vector<std::string> cell_names;
 };
 
 struct Dataset {
   TaskInfo info;
   Split train, val, test;
   std::string source;  // human-readable: which files, generated or release
+  // SDK 1.4, appended (members before it keep their offsets for older plugins):
+  // a sequence task's targets. A classification task leaves it empty, and the
+  // host ignores it for plugins built before 1.4. A sequence task sets
+  // info.num_classes to 0 and leaves Split::labels empty.
+  SequenceTargets sequence;
+  bool is_sequence_task() const { return sequence.num_classes > 0; }
 };
 
 // Dataset::source of data read from LRA's own release files begins with
