@@ -18,6 +18,7 @@
 #include "manifest/presets.h"
 #include "model/backbone.h"
 #include "model/causal_lm.h"
+#include "model/state_size.h"
 #include "plugins/conformance.h"
 #include "plugins/decode_check.h"
 #include "plugins/descriptor.h"
@@ -39,14 +40,6 @@ struct DecodeSettings {
   uint64_t seed = 0;
   c10::Device device{c10::kCPU};
 };
-
-int64_t state_bytes(const std::vector<std::vector<torch::Tensor>>& states) {
-  int64_t n = 0;
-  for (const auto& s : states)
-    for (const auto& t : s)
-      if (t.defined()) n += static_cast<int64_t>(t.numel()) * static_cast<int64_t>(t.element_size());
-  return n;
-}
 
 // Rotary positions inside the mixers that take them, as the causal LM places them.
 double rotary_base_for(const LoadedPlugin& p, const ModelConfig& m) {

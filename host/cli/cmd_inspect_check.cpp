@@ -46,8 +46,7 @@ void print_run_preflight(const LoadedPlugin& mixer, const lra::Params& options, 
                     "token); MEAN pooling reads every position either way");
   torch::manual_seed(0);
   Classifier model(spec, make);
-  std::vector<std::shared_ptr<lra::Mixer>> mixers;
-  for (const auto& block : model->blocks()) mixers.push_back(block->mixer);
+  const auto mixers = model->mixers();
   TrainConfig train = load_preset("listops", "smoke").train;
   const auto groups = optimizer_groups(*model, mixers, mixer.descriptor.abi_minor, mixer.descriptor.name, train);
   keep.rewind();

@@ -38,8 +38,7 @@ nlohmann::json replay_fine_tuning_start(const FineTuningReplayInput& in, const R
     const NamedTensors start = snapshot_tensors(*model);
 
     // The run's fine-tuning, stopped after its first updates.
-    std::vector<std::shared_ptr<lra::Mixer>> mixers;
-    for (const auto& block : model->blocks()) mixers.push_back(block->mixer);
+    const auto mixers = model->mixers();
     TrainerOptions t;
     t.train = config.train;
     t.device = device;

@@ -71,8 +71,7 @@ IsolatedEvaluation evaluate_isolated(const IsolatedEvaluationInput& in, MixerPro
 
     // The optimizer groups: the plugin's hints, grouped by the host.
     if (const json* recorded = json_at(run.result, {"optimizer"}); recorded && !recorded->is_null()) {
-      std::vector<std::shared_ptr<lra::Mixer>> mixers;
-      for (const auto& block : model->blocks()) mixers.push_back(block->mixer);
+      const auto mixers = model->mixers();
       const json computed =
           optimizer_record(optimizer_groups(*model, mixers, static_cast<int>(process.abi_minor()), run.plugin_name,
                                             in.config.train),

@@ -138,6 +138,15 @@ void reevaluate_run(const RunContext& ctx, RunReevaluation& r) {
     ss << in.rdbuf();
     result = parse_json_input(ss.str());
   }
+  // Sequence tasks (SDK 1.4) are scored per position: the re-evaluation's
+  // private examples and per-example predictions are a classifier's. Said,
+  // never a half-checked verdict (docs/suites.md, what is not built yet).
+  if (json_text_at(result, {"metrics", "scored"}) == "position") {
+    fail("this is a sequence task's result (metrics.scored = \"position\", task " +
+         json(json_text_at(result, {"task", "name"})).dump() +
+         "): re-evaluating sequence tasks is not built yet; verify without --reevaluate checks the file");
+    return;
+  }
   r.report["result_digest"] = json_text_at(result, {"digest"});
   r.report["division"] = v.division;
   r.report["signed_by"] = v.signed_by.empty() ? json(nullptr) : json(v.signed_by);

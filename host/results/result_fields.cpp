@@ -197,6 +197,17 @@ ResultFields check_result_fields(Checker& c) {
   c.require("config", kObject);
 
   check_metrics_section(c);
+  // A sequence task's measured decoding state (optional).
+  if (const json* st = c.optional("state_size", kObject)) {
+    if (const json* measured = c.require("state_size.measured", kBool); measured && measured->get<bool>()) {
+      if (const json* per = c.array_of("state_size.per_length", kObject, true))
+        for (const auto& p : *per)
+          if (!p.contains("length") || !p["length"].is_number_integer() || !p.contains("bytes") ||
+              !p["bytes"].is_number_integer() || p["bytes"].get<int64_t>() < 0)
+            c.fail("state_size.per_length holds " + show(p) + ", expected {\"length\": integer, \"bytes\": integer >= 0}");
+    }
+    (void)st;
+  }
   c.array_of("history", kObject, true);
   check_timing_section(c);
   c.array_of("command_line", kString, true);

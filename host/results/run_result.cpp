@@ -113,6 +113,8 @@ nlohmann::json run_result_json(const RunResultFacts& r) {
   if (!r.reference_configuration.is_null()) j["reference_configuration"] = r.reference_configuration;
   // A self-pretrained run (manifest [pretrain]): its first phase (pretrain/pretraining_phase.h).
   if (!r.pretraining.is_null()) j["pretraining"] = r.pretraining;
+  // A sequence task: its decoding state, measured (runs/sequence_model.h).
+  if (!r.state_size.is_null()) j["state_size"] = r.state_size;
   return j;
 }
 

@@ -61,6 +61,9 @@ struct RunResultFacts {
     nlohmann::json sequence;
   } metrics;
   nlohmann::json history;
+  // A sequence task's measured decoding state (runs/sequence_model.h
+  // run_state_size); null for a classification task (no member then).
+  nlohmann::json state_size;
   struct Timing {
     double wall_seconds = 0, train_seconds = 0, eval_seconds = 0, steps_per_second = 0;
     int64_t steps = 0, peak_memory_bytes = 0, micro_batch = 0;

@@ -5,6 +5,7 @@
 #include "lra/status.h"
 #include "model/summary_probe.h"
 #include "plugins/conformance.h"
+#include "plugins/decode_check.h"
 #include "plugins/mixer_factory.h"
 #include "plugins/reference_configuration.h"
 #include "runs/sequence_model.h"
@@ -49,6 +50,14 @@ BuiltModel build_model(const RunPlan& p, const lra::Dataset& data, const std::st
                                                               {2, static_cast<uint64_t>(m.train.seed),
                                                                /*causal_model=*/spec.per_position, 10000.0,
                                                                pick_device(device).str()})));
+  // A sequence task's result records the decoding state the host measures
+  // (runs/sequence_model.h): steps that drop the context are refused before
+  // any training, as bench --decode refuses them (plugins/decode_check.h).
+  if (spec.per_position && p.mixer->descriptor.abi_minor >= 3 && !mixer_specs.empty()) {
+    const auto decode = enforce_decode_parity(name, make_mixer, mixer_specs.front(), pick_device(device),
+                                              static_cast<uint64_t>(m.train.seed));
+    log.info("decode check {}{}", decode.status, decode.status == "skipped" ? ": " + decode.detail : "");
+  }
   // Where the head reads: probed once the mixer has passed its checks, so a
   // faulty mixer is reported by them (rules/summary_position.h).
   b.summary = choose_summary_position(make_mixer, spec);

@@ -1,6 +1,11 @@
 #include "runs/sequence_model.h"
 
+#include <algorithm>
+#include <set>
+
 #include "lra/status.h"
+#include "model/short_conv.h"
+#include "model/state_size.h"
 
 namespace lra::host {
 
@@ -37,6 +42,31 @@ nlohmann::json sequence_metrics(const lra::Dataset& data, const EvalResult& test
           {"test_positions", test.positions},
           {"test_example_accuracy", test.example_accuracy},
           {"test_cells", cells}};
+}
+
+nlohmann::json run_state_size(Classifier& model, const ModelConfig& m, const Descriptor& mixer, const lra::Split& test,
+                              const torch::Device& device, uint64_t seed) {
+  std::set<int64_t> distinct;
+  for (size_t i = 0; i + 1 < test.offsets.size(); ++i)
+    distinct.insert(std::min(test.offsets[i + 1] - test.offsets[i], m.max_len));
+  std::vector<int64_t> all(distinct.begin(), distinct.end()), lengths;
+  constexpr size_t kMaxLengths = 8;
+  if (all.size() <= kMaxLengths) {
+    lengths = all;
+  } else {
+    for (size_t k = 0; k < kMaxLengths; ++k) lengths.push_back(all[(all.size() - 1) * k / (kMaxLengths - 1)]);
+  }
+  const auto mixers = model->mixers();
+  std::vector<bool> decodes;
+  for (size_t i = 0; i < mixers.size(); ++i)
+    decodes.push_back(is_short_conv_block(m.short_conv, static_cast<int64_t>(i)) ||
+                      (mixer.abi_minor >= 3 && mixers[i]->decodes()));
+  StateMeasurement measured = measure_state_size(mixers, decodes, lengths, m.d_model, device, seed);
+  if (measured.sizes.empty() && std::find(decodes.begin(), decodes.end(), false) != decodes.end())
+    measured.why_not = "'" + mixer.name + "' does not decode token by token (lra::Mixer::decodes() is false, its "
+                       "plugin was built before SDK 1.3, or it runs in a process of its own under --isolate): its "
+                       "state is not measured, and a plot marks it so";
+  return state_size_json(measured);
 }
 
 }  // namespace lra::host

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lra/task.h"
+#include "model/backbone.h"
 #include "manifest/manifest.h"
 #include "plugins/descriptor.h"
 #include "train/trainer.h"
@@ -25,5 +26,14 @@ void check_sequence_model(const Manifest& m, const lra::Dataset& data, const Des
 // test_example_accuracy, test_positions and test_cells (name, examples,
 // positions, accuracy, example_accuracy); null for a classification task.
 nlohmann::json sequence_metrics(const lra::Dataset& data, const EvalResult& test);
+
+// A sequence task's result member state_size: the trained model's decoding
+// state per test length (model/state_size.h), the distinct lengths of the
+// test examples within model.max_len (at most 8, evenly spread, the longest
+// kept); {"measured": false, "why": ...} when a mixer does not decode. The
+// plugin's mixers decode only when built for SDK 1.3 or later and their
+// decodes() says so; the host's short convolutions always do.
+nlohmann::json run_state_size(Classifier& model, const ModelConfig& m, const Descriptor& mixer, const lra::Split& test,
+                              const torch::Device& device, uint64_t seed);
 
 }  // namespace lra::host

@@ -129,6 +129,7 @@ struct RunFacts {
   int threads;
   std::string model_sha256, started_at;
   Clock::time_point wall_start;
+  nlohmann::json state_size;  // a sequence task's (run_state_size), else null
 };
 
 RunResultFacts run_record(const RunFacts& f) {
@@ -162,6 +163,7 @@ RunResultFacts run_record(const RunFacts& f) {
                majority_rate(d, d.test), t.best_val_step};
   r.metrics.sequence = sequence_metrics(d, t.test);
   r.history = t.history;
+  r.state_size = f.state_size;
   const auto& device = f.trainer.device;
   r.timing = {std::chrono::duration<double>(Clock::now() - f.wall_start).count(), t.train_seconds, t.eval_seconds,
               t.steps_per_second, t.steps, peak_memory_bytes(device),
@@ -330,8 +332,21 @@ std::optional<RunSummary> train_run(const RunArgs& a, spdlog::logger& log) {
 
   save_module(*model, dir.out / "model.pt");  // the final model, for `lrahost span` and reuse
   // The weights' hash ties model.pt to this result (submit, verify --reevaluate).
+  // A sequence task's model: the bytes its mixers keep per sequence when decoding, measured on the trained
+  // model after its test (the suites plot accuracy against it).
+  nlohmann::json state_size;
+  if (data.dataset.is_sequence_task()) {
+    state_size = run_state_size(model, m.model, plan.mixer->descriptor, data.dataset.test, device,
+                                static_cast<uint64_t>(m.train.seed));
+    if (state_size.value("measured", false))
+      for (const auto& s : state_size["per_length"])
+        log.info("state size: {} bytes per sequence after {} tokens", with_commas(s["bytes"].get<int64_t>()),
+                 s["length"].get<int64_t>());
+    else
+      log.info("state size: not measured ({})", state_size.value("why", std::string()));
+  }
   const RunFacts facts{a, plan, data, built, topts, tr, dist.get(), threads, sha256_file(dir.out / "model.pt"),
-                       started_at, wall_start};
+                       started_at, wall_start, state_size};
   RunResultFacts record = run_record(facts);
   if (pretrained) {
     record.pretraining = pretrained->record;

@@ -5,6 +5,8 @@
 // sequence task cannot make are refused before anything is written.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <nlohmann/json.hpp>
 
 #include "cli_harness.h"
@@ -144,7 +146,13 @@ TEST(SequenceTask, RunsASequenceTaskCannotMakeAreRefusedBeforeAnyWork) {
                       (dir.path() / "d").string());
   EXPECT_EQ(grid.code, 4) << grid.output;
   EXPECT_TRUE(contains(grid.output, "test_grid")) << grid.output;
-  for (const char* d : {"a", "b", "c", "d"}) EXPECT_FALSE(std::filesystem::exists(dir.path() / d / "result.json")) << d;
+  // Steps that drop the context: the state a result would record is refused before any training.
+  auto wrong = lrahost("run --plugin " + (std::filesystem::path(LRA_FIXTURE_PLUGIN_DIR) / "fixture_wrong_decode.so").string() +
+                       " --task mqar --preset smoke --out " + (dir.path() / "e").string());
+  EXPECT_EQ(wrong.code, 3) << wrong.output;
+  EXPECT_TRUE(contains(wrong.output, "failed the conformance check 'decode'")) << wrong.output;
+  for (const char* d : {"a", "b", "c", "d", "e"})
+    EXPECT_FALSE(std::filesystem::exists(dir.path() / d / "result.json")) << d;
 }
 
 // A Python mixer runs a sequence task through the same path (its class declares "causal").
@@ -159,4 +167,39 @@ TEST(SequenceTask, APythonMixerRunsMqarAsACompiledOneDoes) {
   EXPECT_EQ(r["metrics"]["scored"], "position");
   EXPECT_EQ(r["metrics"]["test_cells"].size(), 3u);
   EXPECT_EQ(r["plugin"]["name"], "Retention");
+  // Its class defines decode_start and decode_step: its state is measured as a compiled mixer's is.
+  EXPECT_TRUE(r["state_size"]["measured"].get<bool>()) << r["state_size"].dump();
+}
+
+// The host measures the decoding state of the trained model at each test length, never takes
+// it from the plugin: softmax attention's KV cache grows linearly with the length, a fixed-state
+// mixer's does not, and a mixer without decoding steps is "not measured".
+TEST(SequenceTask, StateSizeIsMeasuredPerTestLength) {
+  TempDir dir;
+  std::map<std::string, json> state;
+  for (const char* plugin : {"transformer", "linear_transformer", "s4d", "mamba2", "performer"}) {
+    const auto out = dir.path() / plugin;
+    auto o = lrahost(std::string("run --plugin ") + plugin + " --task mqar --preset smoke --threads 2 --out " +
+                     out.string() + " --set model.max_len=128 --set train.steps=2 --set train.eval_every=2 " +
+                     "--set data.train_grid=64x4x64 --set data.val_grid=64x4x10 --set data.test_grid=64x4x10,128x8x10");
+    ASSERT_EQ(o.code, 0) << o.output;
+    state[plugin] = json::parse(read_text(out / "result.json"))["state_size"];
+  }
+  // Block 0 is the host's short convolution (2 past inputs x 64 wide x 4 bytes); block 1 the
+  // mixer. The KV cache: keys and values, 64 wide, float32: 512 bytes a token.
+  const auto& kv = state["transformer"];
+  ASSERT_TRUE(kv["measured"].get<bool>()) << kv.dump();
+  ASSERT_EQ(kv["per_length"].size(), 2u);
+  EXPECT_EQ(kv["per_length"][0]["length"], 64);
+  EXPECT_EQ(kv["per_length"][1]["length"], 128);
+  EXPECT_EQ(kv["per_length"][0]["bytes"], 2 * 64 * 4 + 64 * 512);
+  EXPECT_EQ(kv["per_length"][1]["bytes"], 2 * 64 * 4 + 128 * 512);
+  for (const char* fixed : {"linear_transformer", "s4d", "mamba2"}) {
+    const auto& s = state[fixed];
+    ASSERT_TRUE(s["measured"].get<bool>()) << fixed << ": " << s.dump();
+    EXPECT_GT(s["per_length"][0]["bytes"].get<int64_t>(), 2 * 64 * 4) << fixed;
+    EXPECT_EQ(s["per_length"][0]["bytes"], s["per_length"][1]["bytes"]) << fixed << ": " << s.dump();
+  }
+  EXPECT_FALSE(state["performer"]["measured"].get<bool>());
+  EXPECT_TRUE(contains(state["performer"]["why"].get<std::string>(), "does not decode")) << state["performer"].dump();
 }

@@ -1,0 +1,93 @@
+#include "model/state_size.h"
+
+#include <algorithm>
+
+#include <torch/nn/module.h>
+
+#include "model/random_state.h"
+
+namespace lra::host {
+
+int64_t state_bytes(const std::vector<std::vector<torch::Tensor>>& states) {
+  int64_t n = 0;
+  for (const auto& s : states)
+    for (const auto& t : s)
+      if (t.defined()) n += static_cast<int64_t>(t.numel()) * static_cast<int64_t>(t.element_size());
+  return n;
+}
+
+namespace {
+
+// Where block i's steps first differ from its causal forward, "" when nowhere.
+std::string decode_mismatch(lra::Mixer& mixer, int64_t d_model, int64_t positions, const torch::Device& device) {
+  const auto x = torch::randn({1, positions, d_model}).to(device);
+  const auto forward = mixer.forward(x, torch::Tensor());
+  auto state = mixer.decode_start(1, x.options());
+  const double tolerance = 1e-4 * std::max(1.0, forward.abs().max().item<double>());
+  for (int64_t t = 0; t < positions; ++t) {
+    const double d = (mixer.decode_step(x.select(1, t), state, t) - forward.select(1, t)).abs().max().item<double>();
+    if (!(d <= tolerance))
+      return "its decode_step at position " + std::to_string(t) + " differs from its causal forward by " +
+             std::to_string(d) + " (tolerance " + std::to_string(tolerance) + ")";
+  }
+  return "";
+}
+
+}  // namespace
+
+StateMeasurement measure_state_size(const std::vector<std::shared_ptr<lra::Mixer>>& mixers,
+                                    const std::vector<bool>& decodes, const std::vector<int64_t>& lengths,
+                                    int64_t d_model, const torch::Device& device, uint64_t seed) {
+  StateMeasurement out;
+  for (size_t i = 0; i < decodes.size(); ++i)
+    if (!decodes[i]) {
+      out.why_not = "block " + std::to_string(i) + "'s mixer does not decode token by token";
+      return out;
+    }
+  if (mixers.empty()) return out;
+  const PreservedRandomState keep;  // the run's random stream is left as it was
+  torch::manual_seed(seed);
+  torch::NoGradGuard no_grad;
+  std::vector<bool> training;
+  for (auto& m : mixers) {
+    training.push_back(m->is_training());
+    m->eval();
+  }
+  const auto restore = [&] {
+    for (size_t i = 0; i < mixers.size(); ++i) mixers[i]->train(training[i]);
+  };
+  // The steps measured must be the model's: each block's against its own forward first.
+  for (size_t i = 0; i < mixers.size(); ++i)
+    if (auto why = decode_mismatch(*mixers[i], d_model, kStateParityPositions, device); !why.empty()) {
+      out.why_not = "block " + std::to_string(i) + "'s mixer: " + why + "; a state that does not reproduce the "
+                    "forward is not counted";
+      restore();
+      return out;
+    }
+  const auto opts = torch::TensorOptions().dtype(torch::kFloat).device(device);
+  for (const int64_t length : lengths) {
+    std::vector<std::vector<torch::Tensor>> states;
+    for (auto& m : mixers) states.push_back(m->decode_start(1, opts));
+    int64_t most = 0;
+    for (int64_t t = 0; t < length; ++t) {
+      auto h = torch::randn({1, d_model}).to(device);  // drawn on the CPU generator, preserved
+      for (size_t i = 0; i < mixers.size(); ++i) h = mixers[i]->decode_step(h, states[i], t);
+      most = std::max(most, state_bytes(states));
+    }
+    out.sizes.push_back({length, most});
+  }
+  restore();
+  return out;
+}
+
+nlohmann::json state_size_json(const StateMeasurement& m) {
+  if (m.sizes.empty()) return {{"measured", false}, {"why", m.why_not}};
+  nlohmann::json per = nlohmann::json::array();
+  for (const auto& s : m.sizes) per.push_back({{"length", s.length}, {"bytes", s.bytes}});
+  return {{"measured", true},
+          {"method", "the bytes of every block's decoding state (lra::Mixer::decode_step, each block's steps first "
+                     "checked against its causal forward) at its fullest over L tokens, one sequence, float32"},
+          {"per_length", per}};
+}
+
+}  // namespace lra::host
