@@ -15,7 +15,7 @@ int run_cli(int argc, char** argv) {
   CommandSlot slot;
   slot.command_line.assign(argv, argv + argc);
   for (auto add : {add_run_command, add_data_command, add_forget_command, add_bench_command, add_sweep_command,
-                   add_suite_command, add_curves_command, add_span_command, add_leaderboard_command, add_inspect_command,
+                   add_suite_command, add_curves_command, add_recall_command, add_span_command, add_leaderboard_command, add_inspect_command,
                    add_plugins_command, add_verify_command, add_keygen_command, add_sign_command, add_submit_command,
                    add_mixer_server_command})
     add(app, slot);

@@ -33,6 +33,7 @@ void add_plugins_command(CLI::App& app, CommandSlot& slot);
 void add_verify_command(CLI::App& app, CommandSlot& slot);
 void add_keygen_command(CLI::App& app, CommandSlot& slot);
 void add_curves_command(CLI::App& app, CommandSlot& slot);
+void add_recall_command(CLI::App& app, CommandSlot& slot);
 void add_sign_command(CLI::App& app, CommandSlot& slot);
 void add_submit_command(CLI::App& app, CommandSlot& slot);
 void add_mixer_server_command(CLI::App& app, CommandSlot& slot);

@@ -99,6 +99,13 @@ ConformanceCheck compare(const MixerMaker& make, const lra::MixerSpec& spec, con
 ConformanceCheck check_decode_parity(const MixerMaker& make, lra::MixerSpec spec, const c10::Device& device,
                                      uint64_t seed, int64_t batch) {
   spec.causal = true;
+  // The check reseeds the generators; a run it guards draws afterwards exactly
+  // what it would have drawn without it (as the other conformance checks do).
+  const GeneratorStates saved;
+  struct Rewind {
+    const GeneratorStates& states;
+    ~Rewind() { states.rewind(); }
+  } rewind{saved};
   plugin_calls::set_phase("decode check", 0);
   // float64 where the mixer computes in it; a mixer that cannot (a float-only
   // kernel, a Python module that keeps float32 weights) is compared in float32.

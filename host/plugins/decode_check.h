@@ -29,6 +29,7 @@ inline constexpr int64_t kDecodeParityPositions = 24;
 inline constexpr double kDecodeToleranceFloat64 = 1e-7;
 inline constexpr double kDecodeToleranceFloat32 = 1e-4;
 
+// LibTorch's generators are left as the check found them.
 // The check named "decode": "passed", "failed" (detail names the first
 // position that differs, by how much, and the precision), or "skipped" when
 // the mixer does not decode (decodes() is false). `spec` is made causal here.

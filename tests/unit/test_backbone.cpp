@@ -167,3 +167,43 @@ TEST(Backbone, RotaryPositionsLiveInTheMixers) {
   });
   EXPECT_EQ(specs.at(0).rotary_base, 0.0);
 }
+
+// A sequence task's model (SDK 1.4): causal mixers, a linear head at every position, the host's
+// short convolution in the even blocks; logits only where a target is scored.
+TEST(Backbone, APerPositionModelIsCausalAndScoresOnlyTargets) {
+  ModelConfig m = config(2, 16, 2, 16, 0, 12, "none", "none");
+  m.short_conv = 3;
+  m.dropout = 0.0;
+  m.attention_dropout = 0.0;
+  BackboneSpec spec{m, 20, 7, 0, false};
+  spec.per_position = true;
+  std::vector<lra::MixerSpec> specs;
+  torch::manual_seed(0);
+  Classifier model(spec, [&](const lra::MixerSpec& s) {
+    specs.push_back(s);
+    return make_reference_attention(s);
+  });
+  model->eval();
+  ASSERT_EQ(specs.size(), 1u) << "block 0 is the host's convolution; only block 1 asks for the plugin's mixer";
+  EXPECT_TRUE(specs[0].causal);
+  EXPECT_EQ(specs[0].layer_index, 1);
+  EXPECT_EQ(model->mixers().size(), 2u);
+  // Mixer parameters count the plugin's mixer only.
+  EXPECT_EQ(model->mixer_parameters(), count_parameters(*model->blocks()[1]->mixer));
+  const auto ids = torch::randint(0, 20, {2, 12}, torch::kLong);
+  const auto mask = torch::ones({2, 12}, torch::kBool);
+  torch::NoGradGuard g;
+  const auto all = model->forward(ids, mask);
+  ASSERT_EQ(all.sizes(), (std::vector<int64_t>{2, 12, 7}));
+  // Causal: changing later tokens leaves earlier positions' logits alone.
+  auto later = ids.clone();
+  later.narrow(1, 6, 6).random_(0, 20);
+  EXPECT_TRUE(torch::allclose(model->forward(later, mask).narrow(1, 0, 6), all.narrow(1, 0, 6), 1e-5, 1e-6));
+  auto targets = torch::full({2, 12}, -100, torch::kLong);
+  targets.index_put_({0, 3}, 4);
+  targets.index_put_({1, 11}, 2);
+  const auto scored = model->scored_logits(ids, mask, targets);
+  ASSERT_EQ(scored.sizes(), (std::vector<int64_t>{2, 7}));
+  EXPECT_TRUE(torch::allclose(scored[0], all[0][3], 1e-5, 1e-6));
+  EXPECT_TRUE(torch::allclose(scored[1], all[1][11], 1e-5, 1e-6));
+}
