@@ -203,3 +203,16 @@ TEST(SequenceTask, StateSizeIsMeasuredPerTestLength) {
   EXPECT_FALSE(state["performer"]["measured"].get<bool>());
   EXPECT_TRUE(contains(state["performer"]["why"].get<std::string>(), "does not decode")) << state["performer"].dump();
 }
+
+// suite runs a recall task as it runs LRA's, without LRA's average or the paper's row.
+TEST(SequenceTask, ASuiteOfMqarHasNoLraAverage) {
+  TempDir dir;
+  auto o = lrahost("suite --plugin transformer --tasks mqar --preset smoke --threads 2 --set train.steps=10 "
+                   "--set train.eval_every=10 --set data.train_grid=64x4x100 --out " + (dir.path() / "s").string());
+  ASSERT_EQ(o.code, 0) << o.output;
+  const std::string md = read_text(dir.path() / "s" / "suite.md");
+  EXPECT_TRUE(contains(md, "# transformer: suite (smoke preset)")) << md;
+  EXPECT_TRUE(contains(md, "| entry | division | mqar |\n")) << md;
+  EXPECT_FALSE(contains(md, "LRA average")) << md;
+  EXPECT_FALSE(contains(md, "LRA paper")) << md;
+}
