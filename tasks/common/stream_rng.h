@@ -20,6 +20,12 @@ inline uint64_t splitmix64(uint64_t* state) {
 // xoshiro256** (Blackman & Vigna): small state, fast, passes BigCrush.
 class Rng {
  public:
+  // One stream from one seed: the state is four successive splitmix64 outputs
+  // (the ListOps generator's chunks).
+  explicit Rng(uint64_t seed) {
+    for (auto& w : s_) w = splitmix64(&seed);
+  }
+
   Rng(uint64_t seed, uint64_t index) {
     // Mix the two keys through splitmix so neighbouring indices get unrelated streams.
     uint64_t s = seed;

@@ -1,5 +1,7 @@
 #include "generator.h"
 
+#include "stream_rng.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,49 +29,10 @@ namespace fs = std::filesystem;
 constexpr int64_t kChunk = 64;                    // accepted trees per chunk (fixes the output)
 constexpr int64_t kMaxAttemptsPerChunk = 20'000'000;  // backstop for near-impossible params
 
-uint64_t splitmix64(uint64_t* state) {
-  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-// xoshiro256** with our own bounded-integer and real mappings: std::
-// distributions are implementation-defined, these give the same stream everywhere.
-class Rng {
- public:
-  explicit Rng(uint64_t seed) {
-    for (auto& v : s_) v = splitmix64(&seed);
-  }
-  uint64_t next() {
-    const uint64_t result = rotl(s_[1] * 5, 7) * 9;
-    const uint64_t t = s_[1] << 17;
-    s_[2] ^= s_[0];
-    s_[3] ^= s_[1];
-    s_[1] ^= s_[2];
-    s_[0] ^= s_[3];
-    s_[2] ^= t;
-    s_[3] = rotl(s_[3], 45);
-    return result;
-  }
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
-  uint64_t below(uint64_t n) {  // uniform on [0, n), Lemire's unbiased method
-    unsigned __int128 m = static_cast<unsigned __int128>(next()) * n;
-    uint64_t low = static_cast<uint64_t>(m);
-    if (low < n) {
-      const uint64_t threshold = (0 - n) % n;
-      while (low < threshold) {
-        m = static_cast<unsigned __int128>(next()) * n;
-        low = static_cast<uint64_t>(m);
-      }
-    }
-    return static_cast<uint64_t>(m >> 64);
-  }
-
- private:
-  static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-  uint64_t s_[4];
-};
+// The task generators' shared stream (tasks/common/stream_rng.h): xoshiro256**
+// with our own bounded-integer and real mappings, the same everywhere.
+using lra::tasks::Rng;
+using lra::tasks::splitmix64;
 
 uint64_t chunk_seed(uint64_t seed, int64_t chunk) {
   uint64_t s = seed;
