@@ -49,12 +49,6 @@ lra::Params data_sets(const LoadedPlugin& task, const std::vector<std::string>& 
   return out;
 }
 
-std::vector<int64_t> all_examples(const lra::Split& s) {
-  std::vector<int64_t> index(s.size());
-  for (size_t i = 0; i < index.size(); ++i) index[i] = static_cast<int64_t>(i);
-  return index;
-}
-
 }  // namespace
 
 int data_generate_command(const GenerateArgs& a) {

@@ -17,8 +17,13 @@ class NotLearningWarning {
   // The warning fires when p >= kSignificance.
   static constexpr double kSignificance = 0.05;
 
-  NotLearningWarning(int64_t total_steps, int64_t val_examples, double val_majority_rate, spdlog::logger& log)
-      : total_steps_(total_steps), n_(val_examples), majority_(val_majority_rate), log_(log) {}
+  // `val_examples`: what the validation accuracy counts, and the rate of its
+  // most frequent label; for a sequence task (`per_position`) its scored
+  // positions and most frequent target.
+  NotLearningWarning(int64_t total_steps, int64_t val_examples, double val_majority_rate, spdlog::logger& log,
+                     bool per_position = false)
+      : total_steps_(total_steps), n_(val_examples), majority_(val_majority_rate), log_(log),
+        per_position_(per_position) {}
 
   // After every validation: decides once, at the first validation that is at
   // least the third and at or past a quarter of the steps.
@@ -30,6 +35,7 @@ class NotLearningWarning {
   int64_t total_steps_, n_;
   double majority_;
   spdlog::logger& log_;
+  bool per_position_ = false;
   int validations_ = 0;
   double best_ = 0;
   bool decided_ = false;

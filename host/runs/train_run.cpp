@@ -276,8 +276,12 @@ std::optional<RunSummary> train_run(const RunArgs& a, spdlog::logger& log) {
     topts.stop_after_seconds =
         std::max(1e-3, a.stop_after - std::chrono::duration<double>(Clock::now() - wall_start).count());
   // A run that is not learning says so while it trains, not only in its final number.
-  NotLearningWarning not_learning(m.train.steps, static_cast<int64_t>(data.dataset.val.size()),
-                                  majority_rate(data.dataset, data.dataset.val), log);
+  const lra::SplitTargets* val_targets = split_targets(data.dataset, data.dataset.val);
+  const auto val_count =
+      val_targets ? scored_positions(data.dataset.val, *val_targets, all_examples(data.dataset.val), m.model.max_len)
+                  : static_cast<int64_t>(data.dataset.val.size());
+  NotLearningWarning not_learning(m.train.steps, val_count, majority_rate(data.dataset, data.dataset.val), log,
+                                  val_targets != nullptr);
   if (lead)
     topts.on_validation = [&not_learning](int64_t step, const EvalResult& v) {
       not_learning.on_validation(step, v.accuracy);

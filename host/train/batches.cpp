@@ -177,6 +177,12 @@ void validate_split_targets(const lra::Split& s, const lra::SplitTargets& t, con
   }
 }
 
+std::vector<int64_t> all_examples(const lra::Split& split) {
+  std::vector<int64_t> index(split.size());
+  for (size_t i = 0; i < index.size(); ++i) index[i] = static_cast<int64_t>(i);
+  return index;
+}
+
 int64_t scored_positions(const lra::Split& split, const lra::SplitTargets& targets, const std::vector<int64_t>& index,
                          int64_t max_len) {
   int64_t n = 0;

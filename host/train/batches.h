@@ -60,6 +60,9 @@ class IndexStream {
 // and example, so a task bug never reaches the embedding as an index error.
 void validate_split(const lra::Split& split, const lra::TaskInfo& info, const std::string& name);
 
+// 0, 1, ..., split.size() - 1.
+std::vector<int64_t> all_examples(const lra::Split& split);
+
 // Scored positions of examples `index` within max_len (a sequence task's).
 int64_t scored_positions(const lra::Split& split, const lra::SplitTargets& targets, const std::vector<int64_t>& index,
                          int64_t max_len);

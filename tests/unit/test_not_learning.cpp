@@ -54,3 +54,13 @@ TEST(NotLearningWarning, SilentForALearningModelOrBeforeAQuarterOfTheSteps) {
   EXPECT_NE(early.message(), "") << "decided at the first validation a quarter of the way in";
   EXPECT_EQ(count(l.text.str(), "not learning"), 1u);
 }
+
+// A sequence task's warning counts scored positions and names its own likely causes (no summary token).
+TEST(NotLearningWarning, ASequenceTasksWarningSpeaksOfPositionsAndMemorising) {
+  Logged l;
+  NotLearningWarning w(100, 14000, 0.002, *l.log, /*per_position=*/true);
+  for (int step : {10, 20, 30}) w.on_validation(step, 0.001);
+  EXPECT_NE(w.message().find("of the scored positions"), std::string::npos) << w.message();
+  EXPECT_NE(w.message().find("memorise"), std::string::npos) << w.message();
+  EXPECT_EQ(w.message().find("CLS"), std::string::npos) << w.message();
+}
