@@ -8,13 +8,22 @@
 
 using namespace lra::host;
 
-TEST(ShortConv, IsCausalAndDecodesAsItsForward) {
+namespace {
+
+lra::MixerSpec conv_spec() {
   lra::MixerSpec spec;
   spec.d_model = 8;
   spec.heads = 1;
   spec.qkv_dim = 8;
   spec.max_len = 16;
   spec.causal = true;
+  return spec;
+}
+
+}  // namespace
+
+TEST(ShortConv, IsCausalAndDecodesAsItsForward) {
+  const lra::MixerSpec spec = conv_spec();
   torch::manual_seed(1);
   auto conv = make_gated_short_conv(spec, 3);
   conv->eval();
@@ -36,11 +45,7 @@ TEST(ShortConv, IsCausalAndDecodesAsItsForward) {
 
 // The decode check reseeds LibTorch's generator and puts it back: a run it guards draws the same stream.
 TEST(ShortConv, TheDecodeCheckLeavesTheGeneratorAsItFoundIt) {
-  lra::MixerSpec spec;
-  spec.d_model = 8;
-  spec.heads = 1;
-  spec.qkv_dim = 8;
-  spec.max_len = 16;
+  const lra::MixerSpec spec = conv_spec();
   torch::manual_seed(5);
   const auto before = cpu_generator_state().clone();
   const auto check = check_decode_parity([](const lra::MixerSpec& s) { return make_gated_short_conv(s, 3); }, spec,
