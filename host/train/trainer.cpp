@@ -35,10 +35,13 @@ void configure_cpu_threads(int threads) {
 
 namespace {
 
-// The model's float32 logits for consecutive batches of `split`, in evaluation mode, without gradients.
+// Consecutive batches of `split` on the device, in evaluation mode without
+// gradients, and the model's float32 logits for each: per example, or with a
+// sequence task's `targets` at the batch's scored positions (row-major).
+// fn(batch, the batch's example indices, logits) runs under the same autocast.
 template <class Fn>
-void for_each_eval_batch(Classifier& model, const lra::Split& split, int64_t max_len, int64_t batch_size,
-                         const torch::Device& device, bool bf16, Fn&& fn) {
+void for_each_eval_batch(Classifier& model, const lra::Split& split, const lra::SplitTargets* targets, int64_t max_len,
+                         int64_t batch_size, const torch::Device& device, bool bf16, Fn&& fn) {
   torch::NoGradGuard no_grad;
   model->eval();
   const auto n = static_cast<int64_t>(split.size());
@@ -46,9 +49,11 @@ void for_each_eval_batch(Classifier& model, const lra::Split& split, int64_t max
   for (int64_t start = 0; start < n; start += batch_size) {
     idx.clear();
     for (int64_t i = start; i < std::min(n, start + batch_size); ++i) idx.push_back(i);
-    auto b = make_batch(split, idx, max_len).to(device);
+    auto b = make_batch(split, idx, max_len, targets).to(device);
     CudaBf16Autocast autocast(bf16 && device.is_cuda());
-    fn(model->forward(b.ids, b.mask, b.ids2, b.mask2).to(torch::kFloat), b.labels);
+    const auto logits = targets ? model->scored_logits(b.ids, b.mask, b.targets)
+                                : model->forward(b.ids, b.mask, b.ids2, b.mask2);
+    fn(b, idx, logits.to(torch::kFloat));
   }
   model->train();
 }
@@ -58,52 +63,42 @@ void for_each_eval_batch(Classifier& model, const lra::Split& split, int64_t max
 EvalResult evaluate_positions(Classifier& model, const lra::Split& split, const lra::SplitTargets& targets,
                               const std::vector<std::string>& cell_names, int64_t max_len, int64_t batch_size,
                               const torch::Device& device, bool bf16) {
-  torch::NoGradGuard no_grad;
-  model->eval();
   const auto n = static_cast<int64_t>(split.size());
   auto loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
   std::vector<CellScore> cells(targets.cells.empty() ? 0 : cell_names.size());
   for (size_t c = 0; c < cells.size(); ++c) cells[c].name = cell_names[c];
   int64_t positions = 0, correct = 0, examples_right = 0;
-  std::vector<int64_t> idx;
-  for (int64_t start = 0; start < n; start += batch_size) {
-    idx.clear();
-    for (int64_t i = start; i < std::min(n, start + batch_size); ++i) idx.push_back(i);
-    auto b = make_batch(split, idx, max_len, &targets).to(device);
-    torch::Tensor logits;
-    {
-      CudaBf16Autocast autocast(bf16 && device.is_cuda());
-      logits = model->scored_logits(b.ids, b.mask, b.targets).to(torch::kFloat);
-    }
-    const auto scored = b.targets.ne(lra::kIgnoreTarget);
-    const auto wanted = b.targets.index({scored});
-    loss_sum += torch::cross_entropy_loss(logits, wanted, {}, at::Reduction::Sum).to(torch::kDouble);
-    // Per example: scored positions and right ones (the row of each scored position).
-    const auto rows = scored.nonzero().select(1, 0);
-    const auto right = logits.argmax(-1).eq(wanted).to(torch::kLong);
-    const auto B = static_cast<int64_t>(idx.size());
-    auto per_scored = torch::zeros({B}, torch::TensorOptions().dtype(torch::kLong).device(device));
-    auto per_right = torch::zeros_like(per_scored);
-    per_scored.index_add_(0, rows, torch::ones_like(right));
-    per_right.index_add_(0, rows, right);
-    const auto s_cpu = per_scored.to(torch::kCPU), r_cpu = per_right.to(torch::kCPU);
-    const auto* sp = s_cpu.data_ptr<int64_t>();
-    const auto* rp = r_cpu.data_ptr<int64_t>();
-    for (int64_t j = 0; j < B; ++j) {
-      positions += sp[j];
-      correct += rp[j];
-      const bool whole = sp[j] == rp[j];
-      examples_right += whole;
-      if (!cells.empty()) {
-        auto& cell = cells[targets.cells[idx[j]]];
-        ++cell.examples;
-        cell.positions += sp[j];
-        cell.correct_positions += rp[j];
-        cell.correct_examples += whole;
-      }
-    }
-  }
-  model->train();
+  for_each_eval_batch(
+      model, split, &targets, max_len, batch_size, device, bf16,
+      [&](const Batch& b, const std::vector<int64_t>& idx, const torch::Tensor& logits) {
+        const auto scored = b.targets.ne(lra::kIgnoreTarget);
+        const auto wanted = b.targets.index({scored});
+        loss_sum += torch::cross_entropy_loss(logits, wanted, {}, at::Reduction::Sum).to(torch::kDouble);
+        // Per example: scored positions and right ones (the row of each scored position).
+        const auto rows = scored.nonzero().select(1, 0);
+        const auto right = logits.argmax(-1).eq(wanted).to(torch::kLong);
+        const auto B = static_cast<int64_t>(idx.size());
+        auto per_scored = torch::zeros({B}, torch::TensorOptions().dtype(torch::kLong).device(device));
+        auto per_right = torch::zeros_like(per_scored);
+        per_scored.index_add_(0, rows, torch::ones_like(right));
+        per_right.index_add_(0, rows, right);
+        const auto s_cpu = per_scored.to(torch::kCPU), r_cpu = per_right.to(torch::kCPU);
+        const auto* sp = s_cpu.data_ptr<int64_t>();
+        const auto* rp = r_cpu.data_ptr<int64_t>();
+        for (int64_t j = 0; j < B; ++j) {
+          positions += sp[j];
+          correct += rp[j];
+          const bool whole = sp[j] == rp[j];
+          examples_right += whole;
+          if (!cells.empty()) {
+            auto& cell = cells[targets.cells[idx[j]]];
+            ++cell.examples;
+            cell.positions += sp[j];
+            cell.correct_positions += rp[j];
+            cell.correct_examples += whole;
+          }
+        }
+      });
   EvalResult r;
   r.count = n;
   r.positions = positions;
@@ -129,10 +124,10 @@ EvalResult evaluate(Classifier& model, const lra::Split& split, int64_t max_len,
   auto loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
   auto correct = torch::zeros({}, torch::TensorOptions().dtype(torch::kLong).device(device));
   const auto n = static_cast<int64_t>(split.size());
-  for_each_eval_batch(model, split, max_len, batch_size, device, bf16,
-                      [&](const torch::Tensor& logits, const torch::Tensor& labels) {
-                        loss_sum += torch::cross_entropy_loss(logits, labels, {}, at::Reduction::Sum).to(torch::kDouble);
-                        correct += logits.argmax(-1).eq(labels).sum();
+  for_each_eval_batch(model, split, nullptr, max_len, batch_size, device, bf16,
+                      [&](const Batch& b, const std::vector<int64_t>&, const torch::Tensor& logits) {
+                        loss_sum += torch::cross_entropy_loss(logits, b.labels, {}, at::Reduction::Sum).to(torch::kDouble);
+                        correct += logits.argmax(-1).eq(b.labels).sum();
                       });
   return {loss_sum.item<double>() / n, static_cast<double>(correct.item<int64_t>()) / n, n};
 }
@@ -144,7 +139,8 @@ std::vector<int32_t> predict(Classifier& model, const lra::Split& split, int64_t
                                   "scored per position (evaluate)");
   std::vector<int32_t> out;
   out.reserve(split.size());
-  for_each_eval_batch(model, split, max_len, batch_size, device, bf16, [&](const torch::Tensor& logits, const torch::Tensor&) {
+  for_each_eval_batch(model, split, nullptr, max_len, batch_size, device, bf16,
+                      [&](const Batch&, const std::vector<int64_t>&, const torch::Tensor& logits) {
     const auto pred = logits.argmax(-1).to(torch::kCPU);
     const auto acc = pred.accessor<int64_t, 1>();
     for (int64_t i = 0; i < acc.size(0); ++i) out.push_back(static_cast<int32_t>(acc[i]));
