@@ -18,13 +18,13 @@
 #include "manifest/presets.h"
 #include "model/backbone.h"
 #include "model/causal_lm.h"
-#include "model/state_size.h"
 #include "plugins/conformance.h"
 #include "plugins/decode_check.h"
 #include "plugins/descriptor.h"
 #include "plugins/loader.h"
 #include "plugins/mixer_factory.h"
 #include "plugins/mixer_options.h"
+#include "plugins/state_size.h"
 #include "results/system_info.h"
 
 namespace lra::host::bench {

@@ -4,7 +4,6 @@
 #include <stdexcept>
 #include <cstdio>
 
-
 #include "cli/commands.h"
 #include "common/dir_lock.h"
 #include "device/device.h"

@@ -33,38 +33,28 @@ auto plugin_call(const char* what, Fn&& fn) {
   }
 }
 
-// The forward and the steps over the same inputs in `dtype`; throws
-// lra::Error(plugin) when the plugin fails in that precision.
-ConformanceCheck compare(const MixerMaker& make, const lra::MixerSpec& spec, const c10::Device& device, uint64_t seed,
-                         int64_t batch, torch::Dtype dtype) {
+// The forward and the steps of `m` (on `device`, in evaluation mode, its
+// tensors in `dtype`) over the same random inputs; throws lra::Error(plugin)
+// when the plugin fails in that precision. `layer` names the block in the detail.
+ConformanceCheck compare_steps(lra::Mixer& m, int64_t L, int64_t D, int64_t layer, const c10::Device& device,
+                               uint64_t seed, int64_t batch, torch::Dtype dtype) {
   ConformanceCheck c;
   c.name = "decode";
   torch::NoGradGuard no_grad;
-  torch::manual_seed(seed);
-  std::shared_ptr<lra::Mixer> m = make(spec);
-  m->to(device);
-  m->to(dtype);
-  m->eval();
-  const bool decodes = plugin_call("decodes", [&] { return m->decodes(); });
-  if (!decodes) {
-    c.detail = "not declared: decodes() is false (bench --decode recomputes the causal forward instead)";
-    return c;
-  }
-  const int64_t L = std::min<int64_t>(spec.max_len, kDecodeParityPositions), D = spec.d_model;
   const auto options = torch::TensorOptions().dtype(dtype).device(device);
   torch::manual_seed(seed + 1);
   const auto x = torch::randn({batch, L, D}, options);
   torch::manual_seed(seed + 2);
-  const torch::Tensor y = guarded_forward(*m, x, torch::Tensor());
+  const torch::Tensor y = guarded_forward(m, x, torch::Tensor());
   const std::string precision = dtype == torch::kDouble ? "float64" : "float32";
   if (!y.defined() || y.sizes() != x.sizes() || y.scalar_type() != dtype)
     throw Error(ErrorKind::plugin, "causal forward in " + precision + " gave no [B, L, D] output of that precision");
-  auto state = plugin_call("decode_start", [&] { return m->decode_start(batch, options); });
+  auto state = plugin_call("decode_start", [&] { return m.decode_start(batch, options); });
   const auto scale = std::max(1.0, y.abs().max().item<double>());
   c.tolerance = (dtype == torch::kDouble ? kDecodeToleranceFloat64 : kDecodeToleranceFloat32) * scale;
   for (int64_t t = 0; t < L; ++t) {
     torch::manual_seed(seed + 2);
-    const torch::Tensor yt = plugin_call("decode_step", [&] { return m->decode_step(x.select(1, t), state, t); });
+    const torch::Tensor yt = plugin_call("decode_step", [&] { return m.decode_step(x.select(1, t), state, t); });
     if (!yt.defined() || yt.dim() != 2 || yt.size(0) != batch || yt.size(1) != D) {
       c.status = "failed";
       c.detail = "decode_step at position " + std::to_string(t) + " returned " +
@@ -81,7 +71,7 @@ ConformanceCheck compare(const MixerMaker& make, const lra::MixerSpec& spec, con
       c.difference = diff;
       c.detail = "decode_step at position " + std::to_string(t) + " differs from the causal forward's output there by " +
                  text::short_number(diff) + " (tolerance " + text::short_number(c.tolerance) + ", " + precision + ", " +
-                 std::to_string(L) + " positions of random inputs, layer " + std::to_string(spec.layer_index) +
+                 std::to_string(L) + " positions of random inputs, layer " + std::to_string(layer) +
                  "; positions 0.." + std::to_string(t) +
                  " fed one at a time from decode_start): the steps must give what forward gives over the same tokens "
                  "(keep the context in the state), or decodes() must return false";
@@ -94,6 +84,32 @@ ConformanceCheck compare(const MixerMaker& make, const lra::MixerSpec& spec, con
   return c;
 }
 
+// A fresh mixer from `make`, compared in `dtype`.
+ConformanceCheck compare(const MixerMaker& make, const lra::MixerSpec& spec, const c10::Device& device, uint64_t seed,
+                         int64_t batch, torch::Dtype dtype) {
+  torch::NoGradGuard no_grad;
+  torch::manual_seed(seed);
+  std::shared_ptr<lra::Mixer> m = make(spec);
+  m->to(device);
+  m->to(dtype);
+  m->eval();
+  const bool decodes = plugin_call("decodes", [&] { return m->decodes(); });
+  if (!decodes) {
+    ConformanceCheck c;
+    c.name = "decode";
+    c.detail = "not declared: decodes() is false (bench --decode recomputes the causal forward instead)";
+    return c;
+  }
+  return compare_steps(*m, std::min<int64_t>(spec.max_len, kDecodeParityPositions), spec.d_model, spec.layer_index,
+                       device, seed, batch, dtype);
+}
+
+// Puts LibTorch's generators back as they were when it was made.
+struct RewindGenerators {
+  GeneratorStates saved;
+  ~RewindGenerators() { saved.rewind(); }
+};
+
 }  // namespace
 
 ConformanceCheck check_decode_parity(const MixerMaker& make, lra::MixerSpec spec, const c10::Device& device,
@@ -101,11 +117,7 @@ ConformanceCheck check_decode_parity(const MixerMaker& make, lra::MixerSpec spec
   spec.causal = true;
   // The check reseeds the generators; a run it guards draws afterwards exactly
   // what it would have drawn without it (as the other conformance checks do).
-  const GeneratorStates saved;
-  struct Rewind {
-    const GeneratorStates& states;
-    ~Rewind() { states.rewind(); }
-  } rewind{saved};
+  const RewindGenerators rewind;
   plugin_calls::set_phase("decode check", 0);
   // float64 where the mixer computes in it; a mixer that cannot (a float-only
   // kernel, a Python module that keeps float32 weights) is compared in float32.
@@ -124,6 +136,12 @@ ConformanceCheck enforce_decode_parity(const std::string& plugin, const MixerMak
     throw Error(ErrorKind::plugin, "plugin '" + plugin + "' failed the conformance check 'decode': " + c.detail +
                                        " (docs/abi.md#conformance-checks)");
   return c;
+}
+
+ConformanceCheck check_decode_steps(lra::Mixer& mixer, int64_t d_model, int64_t layer, const c10::Device& device,
+                                    uint64_t seed, int64_t batch) {
+  const RewindGenerators rewind;
+  return compare_steps(mixer, kDecodeParityPositions, d_model, layer, device, seed, batch, torch::kFloat);
 }
 
 }  // namespace lra::host

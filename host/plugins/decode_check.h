@@ -39,6 +39,14 @@ inline constexpr double kDecodeToleranceFloat32 = 1e-4;
 ConformanceCheck check_decode_parity(const MixerMaker& make, lra::MixerSpec spec, const c10::Device& device,
                                      uint64_t seed, int64_t batch = 2);
 
+// The same comparison on a mixer as it stands — a trained model's, on its
+// device, in evaluation mode, created causal and decoding — in float32 over
+// kDecodeParityPositions positions: "passed", or "failed" naming the first
+// position that differs (`layer` names the block). Nothing of the mixer is
+// converted; LibTorch's generators are left as they were.
+ConformanceCheck check_decode_steps(lra::Mixer& mixer, int64_t d_model, int64_t layer, const c10::Device& device,
+                                    uint64_t seed, int64_t batch = 2);
+
 // Throws lra::Error(plugin) for a failed check, naming the plugin; the
 // ConformanceCheck is returned for the report otherwise.
 ConformanceCheck enforce_decode_parity(const std::string& plugin, const MixerMaker& make, const lra::MixerSpec& spec,

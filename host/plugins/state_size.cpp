@@ -1,10 +1,11 @@
-#include "model/state_size.h"
+#include "plugins/state_size.h"
 
 #include <algorithm>
 
 #include <torch/nn/module.h>
 
 #include "model/random_state.h"
+#include "plugins/decode_check.h"
 
 namespace lra::host {
 
@@ -16,34 +17,10 @@ int64_t state_bytes(const std::vector<std::vector<torch::Tensor>>& states) {
   return n;
 }
 
-namespace {
-
-// Where block i's steps first differ from its causal forward, "" when nowhere.
-std::string decode_mismatch(lra::Mixer& mixer, int64_t d_model, int64_t positions, const torch::Device& device) {
-  const auto x = torch::randn({1, positions, d_model}).to(device);
-  const auto forward = mixer.forward(x, torch::Tensor());
-  auto state = mixer.decode_start(1, x.options());
-  const double tolerance = 1e-4 * std::max(1.0, forward.abs().max().item<double>());
-  for (int64_t t = 0; t < positions; ++t) {
-    const double d = (mixer.decode_step(x.select(1, t), state, t) - forward.select(1, t)).abs().max().item<double>();
-    if (!(d <= tolerance))
-      return "its decode_step at position " + std::to_string(t) + " differs from its causal forward by " +
-             std::to_string(d) + " (tolerance " + std::to_string(tolerance) + ")";
-  }
-  return "";
-}
-
-}  // namespace
-
 StateMeasurement measure_state_size(const std::vector<std::shared_ptr<lra::Mixer>>& mixers,
-                                    const std::vector<bool>& decodes, const std::vector<int64_t>& lengths,
-                                    int64_t d_model, const torch::Device& device, uint64_t seed) {
+                                    const std::vector<int64_t>& lengths, int64_t d_model, const torch::Device& device,
+                                    uint64_t seed) {
   StateMeasurement out;
-  for (size_t i = 0; i < decodes.size(); ++i)
-    if (!decodes[i]) {
-      out.why_not = "block " + std::to_string(i) + "'s mixer does not decode token by token";
-      return out;
-    }
   if (mixers.empty()) return out;
   const PreservedRandomState keep;  // the run's random stream is left as it was
   torch::manual_seed(seed);
@@ -57,13 +34,15 @@ StateMeasurement measure_state_size(const std::vector<std::shared_ptr<lra::Mixer
     for (size_t i = 0; i < mixers.size(); ++i) mixers[i]->train(training[i]);
   };
   // The steps measured must be the model's: each block's against its own forward first.
-  for (size_t i = 0; i < mixers.size(); ++i)
-    if (auto why = decode_mismatch(*mixers[i], d_model, kStateParityPositions, device); !why.empty()) {
-      out.why_not = "block " + std::to_string(i) + "'s mixer: " + why + "; a state that does not reproduce the "
-                    "forward is not counted";
+  for (size_t i = 0; i < mixers.size(); ++i) {
+    const ConformanceCheck steps = check_decode_steps(*mixers[i], d_model, static_cast<int64_t>(i), device, seed);
+    if (steps.status != "passed") {
+      out.why_not = "block " + std::to_string(i) + "'s mixer: " + steps.detail + "; a state that does not reproduce "
+                    "the forward is not counted";
       restore();
       return out;
     }
+  }
   const auto opts = torch::TensorOptions().dtype(torch::kFloat).device(device);
   for (const int64_t length : lengths) {
     std::vector<std::vector<torch::Tensor>> states;

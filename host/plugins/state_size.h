@@ -1,4 +1,4 @@
-// model/state_size.h — the bytes a model's mixers keep per sequence when they
+// plugins/state_size.h — the bytes a model's mixers keep per sequence when they
 // decode token by token (lra/mixer.h, SDK 1.3), measured by the host, never
 // declared: the recall suites plot accuracy against it (docs/suites.md), and
 // `bench --decode` reports the same quantity.
@@ -29,21 +29,19 @@ struct StateMeasurement {
   std::string why_not;           // then: why
 };
 
-// The state of `mixers` (one model's blocks, in order, created causal) over
-// each of `lengths` tokens: a fresh state per length, one sequence of random
-// inputs [1, d_model] passed through the layers' decode_step, in evaluation
-// mode without gradients (training mode and the CPU generator restored
-// afterwards). The size is the state at its fullest over the steps: a
-// block-local cache empties and refills, and its capacity is what a sequence
-// needs. Not measured when some mixer cannot decode (`decodes` false for it:
-// its plugin built before SDK 1.3, or decodes() false), or when some mixer's
-// steps differ from its own causal forward over kStateParityPositions random
-// positions by more than 1e-4 x max(1, the output's scale): a state that does
-// not reproduce the forward is not the model's state.
+// The state of `mixers` (one model's blocks, in order, created causal, every
+// one decoding: the caller checks decodes()) over each of `lengths` tokens: a
+// fresh state per length, one sequence of random inputs [1, d_model] passed
+// through the layers' decode_step, in evaluation mode without gradients
+// (training mode and the CPU generator restored afterwards). The size is the
+// state at its fullest over the steps: a block-local cache empties and
+// refills, and its capacity is what a sequence needs. Not measured when some
+// mixer's steps differ from its own causal forward (check_decode_steps,
+// plugins/decode_check.h): a state that does not reproduce the forward is not
+// the model's state.
 StateMeasurement measure_state_size(const std::vector<std::shared_ptr<lra::Mixer>>& mixers,
-                                    const std::vector<bool>& decodes, const std::vector<int64_t>& lengths,
-                                    int64_t d_model, const torch::Device& device, uint64_t seed);
-inline constexpr int64_t kStateParityPositions = 24;
+                                    const std::vector<int64_t>& lengths, int64_t d_model, const torch::Device& device,
+                                    uint64_t seed);
 
 // result.json's state_size member: {"measured": true, "method": ..., "per_length": [{length, bytes}]},
 // or {"measured": false, "why": ...}.

@@ -5,7 +5,7 @@
 
 #include "lra/status.h"
 #include "model/short_conv.h"
-#include "model/state_size.h"
+#include "plugins/state_size.h"
 
 namespace lra::host {
 
@@ -57,16 +57,12 @@ nlohmann::json run_state_size(Classifier& model, const ModelConfig& m, const Des
     for (size_t k = 0; k < kMaxLengths; ++k) lengths.push_back(all[(all.size() - 1) * k / (kMaxLengths - 1)]);
   }
   const auto mixers = model->mixers();
-  std::vector<bool> decodes;
   for (size_t i = 0; i < mixers.size(); ++i)
-    decodes.push_back(is_short_conv_block(m.short_conv, static_cast<int64_t>(i)) ||
-                      (mixer.abi_minor >= 3 && mixers[i]->decodes()));
-  StateMeasurement measured = measure_state_size(mixers, decodes, lengths, m.d_model, device, seed);
-  if (measured.sizes.empty() && std::find(decodes.begin(), decodes.end(), false) != decodes.end())
-    measured.why_not = "'" + mixer.name + "' does not decode token by token (lra::Mixer::decodes() is false, its "
-                       "plugin was built before SDK 1.3, or it runs in a process of its own under --isolate): its "
-                       "state is not measured, and a plot marks it so";
-  return state_size_json(measured);
+    if (!is_short_conv_block(m.short_conv, static_cast<int64_t>(i)) && !(mixer.abi_minor >= 3 && mixers[i]->decodes()))
+      return state_size_json({{}, "'" + mixer.name + "' does not decode token by token (lra::Mixer::decodes() is "
+                                  "false, its plugin was built before SDK 1.3, or it runs in a process of its own "
+                                  "under --isolate): its state is not measured, and a plot marks it so"});
+  return state_size_json(measure_state_size(mixers, lengths, m.d_model, device, seed));
 }
 
 }  // namespace lra::host

@@ -28,7 +28,7 @@ void check_sequence_model(const Manifest& m, const lra::Dataset& data, const Des
 nlohmann::json sequence_metrics(const lra::Dataset& data, const EvalResult& test);
 
 // A sequence task's result member state_size: the trained model's decoding
-// state per test length (model/state_size.h), the distinct lengths of the
+// state per test length (plugins/state_size.h), the distinct lengths of the
 // test examples within model.max_len (at most 8, evenly spread, the longest
 // kept); {"measured": false, "why": ...} when a mixer does not decode. The
 // plugin's mixers decode only when built for SDK 1.3 or later and their
