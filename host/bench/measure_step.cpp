@@ -21,7 +21,7 @@ namespace lra::host::bench {
 
 double softmax_transformer_flops_per_step(const ModelConfig& m, int64_t batch, int64_t length) {
   const double B = static_cast<double>(batch), L = static_cast<double>(length + (m.pooling == "cls" ? 1 : 0));
-  const double d = static_cast<double>(m.d_model), q = static_cast<double>(m.qkv_dim), f = static_cast<double>(m.ffn_dim);
+  const double d = static_cast<double>(m.d_model), q = static_cast<double>(qkv_width(m)), f = static_cast<double>(m.ffn_dim);
   const double forward = static_cast<double>(m.layers) * (8 * B * L * d * q + 4 * B * L * L * q + 4 * B * L * d * f);
   return 3 * forward;  // backward = 2 x forward
 }

@@ -20,6 +20,7 @@
 #include "device/device.h"
 #include "lra/status.h"
 #include "manifest/presets.h"
+#include "manifest/suites.h"
 #include "manifest/releases.h"
 #include "plugins/descriptor.h"
 #include "plugins/loader.h"
@@ -34,9 +35,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// `lrahost suite`'s tasks, in its order.
-const std::vector<std::string> kSuiteTasks = {"listops", "text", "retrieval", "image", "pathfinder", "pathx"};
-
 // One (plugin, task) to measure, fully resolved.
 struct Planned {
   const LoadedPlugin* plugin = nullptr;
@@ -50,7 +48,7 @@ std::vector<std::string> bench_tasks(const BenchArgs& a) {
   if (a.task != "suite") return text::split_list(a.task);
   std::vector<std::string> tasks;
   const auto have = preset_tasks(a.preset);
-  for (const auto& t : kSuiteTasks)
+  for (const auto& t : suite_tasks(find_suite("lra")))  // the LRA suite's (bench knows LRA's task shapes)
     if (std::find(have.begin(), have.end(), t) != have.end()) tasks.push_back(t);
   return tasks;
 }

@@ -13,6 +13,7 @@
 #include "lra/status.h"
 #include "device/device.h"
 #include "manifest/presets.h"
+#include "manifest/suites.h"
 #include "model/backbone.h"
 #include "model/summary_probe.h"
 #include "model/task_shape.h"
@@ -65,9 +66,8 @@ void print_official_budgets(const LoadedPlugin& mixer, const std::map<std::strin
   torch::NoGradGuard no_grad;
   std::string over;
   bool first = true;
-  for (const auto& task : preset_tasks("official")) {
+  for (const auto& task : suite_tasks(find_suite("lra"))) {
     const Manifest m = load_preset(task, "official");
-    if (m.task == kForgettingTask) continue;
     const TaskShape shape = lra_task_shape(task);
     const BackboneSpec spec{m.model, shape.vocab_size, shape.num_classes, 0, shape.paired};
     torch::manual_seed(0);

@@ -89,6 +89,11 @@ struct ModelConfig {
   int64_t short_conv = 0;
 };
 
+// The attention width a mixer is given: model.qkv_dim, or the model's width
+// when it is 0 (a protocol whose [grid] sweeps d_model keeps qkv = d_model, as
+// Zoology's and MAD's mixers do).
+inline int64_t qkv_width(const ModelConfig& m) { return m.qkv_dim > 0 ? m.qkv_dim : m.d_model; }
+
 struct TrainConfig {
   int64_t steps = 0, batch_size = 0;
   double lr = 0.0;         // the schedule's `constant` factor (not the peak with rsqrt_decay)
@@ -130,6 +135,15 @@ struct PretrainConfig {
   TrainConfig train;
 };
 
+// One axis of [grid] (docs/manifests.md "Grid"): a numeric [model] or [train]
+// key and the values the protocol sweeps. A point on the grid is the
+// protocol's own choice, so --set to one of them keeps a run closed; the
+// manifest's own value is one of them.
+struct GridAxis {
+  std::string key;             // dotted: "model.d_model", "train.lr"
+  std::vector<double> values;  // distinct, in the file's order
+};
+
 struct Manifest {
   std::string schema, name, task, description;
   ModelConfig model;
@@ -137,6 +151,7 @@ struct Manifest {
   PretrainConfig pretrain;
   lra::Params data;  // carried as is; the task plugin validates it
   RulesConfig rules;
+  std::vector<GridAxis> grid;  // [grid], empty when the protocol sweeps nothing
   std::string source;  // file path, or "builtin:lra-v1/listops.toml"
   std::string text;    // the exact bytes parsed (what the manifest hash covers)
   std::vector<std::string> overrides;  // "key=value" assignments applied by apply_override, in order
@@ -152,8 +167,16 @@ Manifest parse_manifest(std::string_view text, const std::string& source);
 // unchanged. No '=' / empty key or value / unparsable value / "mixer.*" key
 // -> ErrorKind::usage; unknown key, wrong type, invalid value -> rules.
 // data.* accepts any scalar (added if absent). Records the assignment in
-// m.overrides; `m.text` is left as parsed (any override makes a run open).
-void apply_override(Manifest& m, const std::string& assignment);
+// m.overrides; `m.text` is left as parsed (any override makes a run open) —
+// except one that moves a [grid] axis to another of its values: that is a
+// point of the protocol's grid, not an override, and the call returns true.
+bool apply_override(Manifest& m, const std::string& assignment);
+
+// The [grid] axis named `key` ("model.d_model"), or nullptr.
+const GridAxis* grid_axis(const Manifest& m, const std::string& key);
+// The grid point a configuration stands on: each axis and its value, as
+// "model.d_model=128" (empty for a manifest without [grid]).
+std::vector<std::string> grid_point(const Manifest& m);
 
 // Offset of the first byte of `s` that is not well-formed UTF-8, or npos.
 // Command-line assignments (--set, mixer options) must be UTF-8 text: they

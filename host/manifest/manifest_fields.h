@@ -103,4 +103,15 @@ lra::Value convert_data(const toml::node& n, const std::string& dotted, const Ct
 // and apply_override.
 void validate_impl(const Manifest& m, const Ctx& ctx);
 
+// ---------------------------------------------------------------------------
+// [grid] (manifest_grid.cpp).
+void read_grid(Manifest& m, const toml::node& grid, const Ctx& ctx);
+nlohmann::json grid_json(const Manifest& m);  // {"model.d_model": [64, 128], ...}
+void grid_from_json(Manifest& m, const nlohmann::json& grid, const std::string& source);
+// A file's grid: each axis's own value is one of its values; integer axes list integers.
+void check_grid(const Manifest& m, const Ctx& ctx);
+// The value the manifest now holds at an axis's key.
+double current_value(const Manifest& m, const std::string& key);
+std::string grid_values_text(const GridAxis& axis);  // "64, 128"
+
 }  // namespace lra::host::manifest_detail

@@ -96,6 +96,7 @@ Manifest config_manifest(const nlohmann::json& config, const std::string& task, 
       else bad(source, "data." + key, v, "expected a scalar");
     }
   }
+  if (auto it = config.find("grid"); it != config.end()) grid_from_json(m, *it, source);
   validate(m);
   return m;
 }

@@ -42,6 +42,8 @@ nlohmann::json to_json(const Manifest& m) {
   out["rules"] = section_json(m, rules_fields());
   // Only a self-pretraining manifest has it: from-scratch configurations keep their keys.
   if (m.pretrain.present) out["pretrain"] = section_json(m, pretrain_fields());
+  // Likewise only a protocol with a grid: configurations without one hash as before.
+  if (!m.grid.empty()) out["grid"] = grid_json(m);
   return out;
 }
 

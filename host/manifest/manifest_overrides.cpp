@@ -155,7 +155,7 @@ void require_utf8_assignment(std::string_view assignment) {
                                "); write keys and values as UTF-8 text");
 }
 
-void apply_override(Manifest& m, const std::string& assignment) {
+bool apply_override(Manifest& m, const std::string& assignment) {
   // Command-line bytes: everything downstream (messages, result.json,
   // checkpoints) is UTF-8 text, as a TOML manifest is by definition.
   require_utf8_assignment(assignment);
@@ -174,8 +174,14 @@ void apply_override(Manifest& m, const std::string& assignment) {
     updated.data[target.name] = convert_data(value.node(), a.key, ctx);
   }
   validate_impl(updated, ctx);
-  updated.overrides.push_back(a.key + "=" + a.raw);
+  // A [grid] axis moved to another of its values: a point of the protocol,
+  // not an override. Off the grid it is an override like any other.
+  const GridAxis* axis = target.def ? grid_axis(updated, a.key) : nullptr;
+  const bool grid_point = axis && std::find(axis->values.begin(), axis->values.end(),
+                                            current_value(updated, a.key)) != axis->values.end();
+  if (!grid_point) updated.overrides.push_back(a.key + "=" + a.raw);
   m = std::move(updated);
+  return grid_point;
 }
 
 }  // namespace lra::host

@@ -67,7 +67,7 @@ void check_model_sizes(const ModelConfig& md, const Checker& c) {
   c.positive("model.layers", md.layers);
   c.positive("model.d_model", md.d_model);
   c.positive("model.heads", md.heads);
-  c.positive("model.qkv_dim", md.qkv_dim);
+  if (md.qkv_dim < 0) c.bad("model.qkv_dim", std::to_string(md.qkv_dim), "expected an integer >= 0 (0 = model.d_model)");
   if (md.ffn_dim < 0 || (md.ffn_dim == 0 && md.pooling != "none"))
     c.bad("model.ffn_dim", std::to_string(md.ffn_dim),
           md.ffn_dim < 0 ? "expected an integer >= 0"
@@ -83,9 +83,10 @@ void check_model_sizes(const ModelConfig& md, const Checker& c) {
   if (md.d_model % md.heads != 0)
     c.bad("model.d_model", std::to_string(md.d_model),
           "must be divisible by model.heads = " + std::to_string(md.heads));
-  if (md.qkv_dim % md.heads != 0)
+  if (qkv_width(md) % md.heads != 0)
     c.bad("model.qkv_dim", std::to_string(md.qkv_dim),
-          "must be divisible by model.heads = " + std::to_string(md.heads));
+          (md.qkv_dim == 0 ? "(= model.d_model) " : "") + std::string("must be divisible by model.heads = ") +
+              std::to_string(md.heads));
   c.unit_interval("model.dropout", md.dropout);
   c.unit_interval("model.attention_dropout", md.attention_dropout);
 }
@@ -132,7 +133,7 @@ void check_model_kind(const ModelConfig& md, bool lm, const Checker& c) {
   }
   // The classifier may take rotary positions too (an open choice: every released LRA manifest
   // has sinusoidal or learned ones); the mixers must declare LRA_CAP_ROTARY (checked at run time).
-  if (md.positions == "rotary" && (md.qkv_dim / md.heads) % 2 != 0)
+  if (md.positions == "rotary" && (qkv_width(md) / md.heads) % 2 != 0)
     c.bad("model.qkv_dim", std::to_string(md.qkv_dim), "rotary positions need an even width per head (qkv_dim / heads)");
 }
 

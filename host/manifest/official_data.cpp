@@ -50,6 +50,13 @@ std::vector<OfficialData> parse_official_data(std::string_view text, const std::
     d.fingerprint = str("fingerprint", false);
     if (!d.fingerprint.empty() && (d.fingerprint.rfind("sha256:", 0) != 0 || d.fingerprint.size() != 71))
       broken(source, where + ": fingerprint must be \"sha256:\" and 64 hex digits");
+    if (t->contains("vocab_size") || t->contains("num_classes")) {
+      d.vocab_size = count("vocab_size");
+      d.num_classes = count("num_classes");
+      const auto* seq = t->get_as<bool>("sequence");
+      if (t->contains("sequence") && !seq) broken(source, where + ": 'sequence' must be true or false");
+      d.sequence = seq && seq->get();
+    }
     for (const auto& o : out)
       if (o.release == d.release && o.task == d.task) broken(source, where + " repeats " + d.release + " " + d.task);
     out.push_back(std::move(d));

@@ -20,6 +20,11 @@ struct OfficialData {
   std::string task;
   int64_t train = 0, val = 0, test = 0;
   std::string fingerprint;  // "sha256:..." for generated data whose fingerprint is carried; "" otherwise
+  // A task outside LRA's table (model/task_shape.h) states the model-facing
+  // shape of its official data here, so verify can count the protocol's
+  // reference Transformer without loading the data: 0 = not stated.
+  int64_t vocab_size = 0, num_classes = 0;
+  bool sequence = false;  // a target per position (SDK 1.4 sequence task): num_classes is its target classes
 };
 
 // Parses the table text (exposed for tests); `source` names it in messages. A

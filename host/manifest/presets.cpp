@@ -8,6 +8,7 @@
 #include <iterator>
 
 #include "common/text.h"
+#include "manifest/suites.h"
 
 namespace lra::host {
 namespace {
@@ -42,9 +43,11 @@ void check_protocol(const std::string& protocol) {
                                       "; scratch = LRA from scratch, spt = self-pretraining first)");
 }
 
-std::string release_protocol(const std::string& protocol) {
+std::string release_protocol(const std::string& protocol, const std::string& task) {
   check_protocol(protocol);
-  return protocol == "spt" ? "lra-spt-v1" : "lra-v1";
+  if (protocol == "spt") return "lra-spt-v1";
+  const SuiteDef* suite = suite_of_task(task);
+  return suite ? suite->protocol : "";
 }
 
 const EmbeddedFile* find_embedded(std::string_view name) {
@@ -62,11 +65,21 @@ std::string preset_file(const std::string& task, const std::string& preset, cons
   // The forgetting curve's official manifest is versioned on its own.
   if (task == kForgettingTask && preset == "official" && protocol == "scratch")
     return std::string(kForgettingDir) + task + std::string(kExt);
+  // Each suite's official manifests are versioned on their own (manifest/suites.h).
+  if (preset == "official" && protocol == "scratch")
+    if (const SuiteDef* suite = suite_of_task(task)) return suite->official_dir + task + std::string(kExt);
   return std::string(preset_dir(preset, protocol)) + task + std::string(kExt);
 }
 
 std::vector<std::string> preset_tasks(const std::string& preset, const std::string& protocol) {
   std::string_view dir = preset_dir(preset, protocol);
+  if (preset == "official" && protocol == "scratch") {  // every suite's official folder
+    std::vector<std::string> tasks;
+    for (const auto& suite : suite_defs())
+      for (auto& t : suite_tasks(suite)) tasks.push_back(std::move(t));
+    std::sort(tasks.begin(), tasks.end());
+    return tasks;
+  }
   std::vector<std::string> tasks;
   for (const auto& f : embedded_manifests()) {
     std::string_view name = f.name;

@@ -24,8 +24,10 @@ const std::vector<std::string>& preset_names();
 const std::vector<std::string>& protocol_names();
 // Throws ErrorKind::usage naming the valid protocols for any other name.
 void check_protocol(const std::string& protocol);
-// The released protocol family of a --protocol ("lra-v1", "lra-spt-v1").
-std::string release_protocol(const std::string& protocol);
+// The released protocol family a run of `task` under --protocol is compared
+// with: "lra-spt-v1" for spt, else the protocol of the task's suite
+// ("lra-v1", "zoology-v1"; manifest/suites.h), "" for a task of none.
+std::string release_protocol(const std::string& protocol, const std::string& task);
 
 // The embedded file name of a preset's manifest for a task, e.g.
 // ("listops", "official") -> "lra-v1/listops.toml". Throws ErrorKind::usage

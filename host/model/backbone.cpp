@@ -89,7 +89,7 @@ lra::MixerSpec mixer_spec(const ModelConfig& m, int64_t max_len, int64_t layer, 
   lra::MixerSpec ms;
   ms.d_model = m.d_model;
   ms.heads = m.heads;
-  ms.qkv_dim = m.qkv_dim;
+  ms.qkv_dim = qkv_width(m);
   ms.max_len = max_len;
   ms.attention_dropout = m.attention_dropout;
   ms.layer_index = layer;

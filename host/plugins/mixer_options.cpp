@@ -176,8 +176,8 @@ std::map<std::string, std::string> apply_sets(const std::vector<std::string>& se
       mixer_sets[s.substr(6, eq - 6)] = s.substr(eq + 1);
       continue;
     }
-    apply_override(manifest, s);
-    applied->push_back(s);
+    // A point of the manifest's [grid] is the protocol's own choice: not an override.
+    if (!apply_override(manifest, s)) applied->push_back(s);
   }
   return mixer_sets;
 }

@@ -53,6 +53,22 @@ void compare(const json& have, const json& want, const json& defaults, const std
 }
 
 
+// A [grid] axis ("model.d_model") whose recorded value is one of the official
+// grid's values compares as that value: each point is the protocol's own.
+void free_grid_axes(const json& have, json& want) {
+  const json* grid = json_at(want, {"grid"});
+  if (!grid || !grid->is_object()) return;
+  for (const auto& [key, values] : grid->items()) {
+    const auto dot = key.find('.');
+    if (dot == std::string::npos || !values.is_array()) continue;
+    const std::string section = key.substr(0, dot), name = key.substr(dot + 1);
+    const json* value = json_at(have, {section.c_str(), name.c_str()});
+    if (!value || !value->is_number() || !want.contains(section) || !want[section].is_object()) continue;
+    for (const auto& v : values)
+      if (v.is_number() && v.get<double>() == value->get<double>()) want[section][name] = *value;
+  }
+}
+
 }  // namespace
 
 bool check_closed_against_protocol(const json& result, const OfficialManifest& official,
@@ -60,7 +76,9 @@ bool check_closed_against_protocol(const json& result, const OfficialManifest& o
   const std::size_t before = reasons->size();
   const std::string which = "release " + official.release;
 
-  // 1. The configuration: the manifest's, with the trial seed free.
+  // 1. The configuration: the manifest's, with the trial seed free and each
+  //    [grid] axis free among its values (a point of the protocol's grid).
+  bool config_official = false;
   if (!official.config.is_null()) {
     const json* config = json_at(result, {"config"});
     if (config && config->is_object()) {
@@ -71,6 +89,7 @@ bool check_closed_against_protocol(const json& result, const OfficialManifest& o
       if (seed && train_seed && *seed != *train_seed)
         reasons->push_back("config.train.seed " + show(*train_seed) + " is not the result's seed " + show(*seed));
       if (want.contains("train") && want["train"].is_object() && train_seed) want["train"]["seed"] = *train_seed;
+      free_grid_axes(have, want);
       std::vector<std::string> diffs;
       compare(have, want, official.defaults, "config", &diffs);
       if (!diffs.empty()) {
@@ -79,6 +98,7 @@ bool check_closed_against_protocol(const json& result, const OfficialManifest& o
         if (diffs.size() > kMaxListed) list += "; and " + std::to_string(diffs.size() - kMaxListed) + " more";
         reasons->push_back("division is \"closed\" but config is not the official manifest's (" + which + "): " + list);
       }
+      config_official = diffs.empty();
     }
   }
 
@@ -122,12 +142,14 @@ bool check_closed_against_protocol(const json& result, const OfficialManifest& o
   // 4. The parameter budget's inputs: the reference model is the protocol's,
   //    so a closed claim cannot enlarge its own budget.
   const json* recorded_ref = json_at(result, {"rules", "reference_params"});
-  if (official.reference_params > 0 &&
-      !(recorded_ref && recorded_ref->is_number_integer() && recorded_ref->get<int64_t>() == official.reference_params))
+  int64_t reference = official.reference_params;
+  if (official.reference_params_at && config_official) reference = official.reference_params_at(*json_at(result, {"config"}));
+  if (reference > 0 &&
+      !(recorded_ref && recorded_ref->is_number_integer() && recorded_ref->get<int64_t>() == reference))
     reasons->push_back("division is \"closed\" but rules.reference_params is " +
                        (recorded_ref ? show(*recorded_ref) : std::string("missing")) +
                        ", the reference Transformer of the official manifest (" + which + ") has " +
-                       std::to_string(official.reference_params) + " parameters");
+                       std::to_string(reference) + " parameters");
   const json* want_ratio = json_at(official.config, {"rules", "param_budget_ratio"});
   const json* recorded_ratio = json_at(result, {"rules", "param_budget_ratio"});
   if (want_ratio && want_ratio->is_number() &&

@@ -54,6 +54,10 @@ struct OfficialManifest {
   int64_t train_examples = -1, val_examples = -1, test_examples = -1;  // official split sizes
   std::string data_fingerprint;  // generated data: the official data's fingerprint, else ""
   int64_t reference_params = -1;  // the reference Transformer of this manifest on the task's shape; -1 = not checked
+  // A protocol with a [grid] over the model: the reference Transformer of the
+  // configuration a result records (checked first to be a point of the
+  // grid); unset = reference_params decides.
+  std::function<int64_t(const nlohmann::json& config)> reference_params_at;
   std::string protocol = "lra-v1";  // the release's protocol: "lra-v1", or "lra-spt-v1" (self-pretraining)
 };
 

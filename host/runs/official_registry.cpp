@@ -35,6 +35,31 @@ int64_t counted_reference_params(const std::string& sha256, const std::string& t
   return n;
 }
 
+// The reference Transformer of a configuration a result records, on the
+// official data's shape as its official-data row states it (a task outside
+// LRA's table): what a closed result on a [grid] protocol is budgeted from.
+// Counted once per distinct model configuration.
+int64_t counted_reference_params_at(const OfficialData& shape, const std::string& task, const nlohmann::json& config) {
+  static std::mutex mu;
+  static std::map<std::string, int64_t> counted;
+  const std::string key = shape.release + "/" + task + "/" + config.value("model", nlohmann::json()).dump();
+  const std::lock_guard<std::mutex> lock(mu);
+  if (const auto it = counted.find(key); it != counted.end()) return it->second;
+  int64_t n = -1;
+  try {
+    const Manifest m = config_manifest(config, task, "the result's config");
+    const PreservedRandomState keep;
+    torch::NoGradGuard no_grad;
+    BackboneSpec spec{m.model, shape.vocab_size, shape.num_classes, 0, false};
+    spec.per_position = shape.sequence;
+    n = count_parameters(*Classifier(spec, make_reference_attention));
+  } catch (const std::exception&) {
+    n = -1;  // a configuration the host cannot build: the config check has already said why
+  }
+  counted[key] = n;
+  return n;
+}
+
 }  // namespace
 
 std::vector<OfficialManifest> registry_official(const std::string& task) {
@@ -48,6 +73,10 @@ std::vector<OfficialManifest> registry_official(const std::string& task) {
     const Manifest manifest = parse_manifest(f->text, "builtin:" + r.file);
     m.config = to_json(manifest);
     if (r.protocol == "lra-v1" || r.protocol == "lra-spt-v1") m.reference_params = counted_reference_params(r.sha256, task, manifest);
+    else if (const auto d = find_official_data(r.version, task); d && d->vocab_size > 0)
+      m.reference_params_at = [shape = *d, task](const nlohmann::json& config) {
+        return counted_reference_params_at(shape, task, config);
+      };
     // What a key is when a manifest does not set it (results may predate a key).
     m.defaults = to_json(Manifest{});
     if (const auto d = find_official_data(r.version, task)) {

@@ -57,7 +57,7 @@ RunPlan plan_run(const RunArgs& a) {
   p.choices = run_choices(a.task,
                           a.manifest ? "manifest " + p.manifest.source
                                      : "preset '" + a.preset + "'" + (a.protocol == "spt" ? " (protocol spt)" : ""),
-                          p.manifest.text, &p.release, release_protocol(a.protocol));
+                          p.manifest.text, &p.release, release_protocol(a.protocol, a.task));
   // --reference: the entry's manifest settings first, as overrides; the user's --set after them wins.
   if (a.reference) {
     p.configuration = apply_reference_configuration(*a.reference, *p.mixer, a.task, p.manifest, &p.choices.overrides);

@@ -88,6 +88,8 @@ void start_run_log(const RunArgs& a, const RunPlan& p, const RunDirectory& dir, 
     log.info("official manifest: release {}{}", p.release->version,
              p.release->current ? "" : " (superseded by " + p.release->superseded_by + ")");
   if (p.release && !p.release->note.empty()) log.info("release note: {}", p.release->note);
+  if (const auto point = grid_point(p.manifest); !point.empty())
+    log.info("grid point: {} (a point of the manifest's [grid] is the protocol's own setting)", text::join(point, ", "));
   for (const auto& r : p.division.reasons) log.info("open division: {}", r);
   if (p.configuration)
     log.info("reference configuration: {}; settings {}", describe_reference_configuration(p.configuration_record),

@@ -4,4 +4,5 @@ lra_unit_test(test_manifest
     ${CMAKE_CURRENT_LIST_DIR}/test_manifest.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_lr_schedule.cpp
     ${CMAKE_CURRENT_LIST_DIR}/test_releases.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/test_manifest_grid.cpp
   LIBS lra_host_manifest lra_host_lr_schedule)

@@ -10,6 +10,7 @@
 #include "manifest/embedded.h"
 #include "manifest/manifest.h"
 #include "manifest/presets.h"
+#include "manifest/suites.h"
 
 namespace lra::host {
 namespace {
@@ -189,9 +190,19 @@ TEST(Manifest, Presets) {
   EXPECT_EQ(preset_names(), (std::vector<std::string>{"official", "smoke"}));
   EXPECT_EQ(preset_file("listops", "official"), "lra-v1/listops.toml");
   EXPECT_EQ(preset_file("text", "smoke"), "smoke/text.toml");
-  // Every LRA task has both presets.
+  // Every LRA task has both presets; the official preset reads each suite's own folder.
   const std::vector<std::string> all = {"image", "listops", "pathfinder", "pathx", "retrieval", "text"};
-  EXPECT_EQ(preset_tasks("official"), all);
+  EXPECT_EQ(suite_tasks(find_suite("lra")),
+            (std::vector<std::string>{"listops", "text", "retrieval", "image", "pathfinder", "pathx"}));
+  EXPECT_EQ(suite_tasks(find_suite("mqar")), std::vector<std::string>{"mqar"});
+  EXPECT_EQ(preset_tasks("official"),
+            (std::vector<std::string>{"image", "listops", "mqar", "pathfinder", "pathx", "retrieval", "text"}));
+  EXPECT_EQ(preset_file("mqar", "official"), "zoology-v1/mqar.toml");
+  EXPECT_EQ(release_protocol("scratch", "mqar"), "zoology-v1");
+  EXPECT_EQ(release_protocol("scratch", "listops"), "lra-v1");
+  EXPECT_EQ(release_protocol("spt", "listops"), "lra-spt-v1");
+  EXPECT_EQ(release_protocol("scratch", "forgetting"), "");
+  EXPECT_THROW(find_suite("lra2"), lra::Error);
   // The causal LM of `lrahost forget` and the recall task mqar (a sequence task) have smoke presets too.
   const std::vector<std::string> smoke = {"forgetting", "image", "listops", "mqar", "pathfinder", "pathx", "retrieval",
                                           "text"};
@@ -527,8 +538,9 @@ TEST(Manifest, ToJson) {
 }
 
 TEST(Manifest, TrialSeeds) {
-  for (const auto& task : preset_tasks("official"))
-    if (task != "forgetting") EXPECT_EQ(trial_seeds(load_preset(task, "official")), (std::vector<int64_t>{0, 1, 2})) << task;
+  for (const auto& task : suite_tasks(find_suite("lra")))
+    EXPECT_EQ(trial_seeds(load_preset(task, "official")), (std::vector<int64_t>{0, 1, 2})) << task;
+  EXPECT_EQ(trial_seeds(load_preset("mqar", "official")), (std::vector<int64_t>{0}));  // Zoology: one seed per point
   EXPECT_EQ(trial_seeds(load_preset("listops", "smoke")), (std::vector<int64_t>{0}));
   // Without rules.seeds, the one trial is train.seed.
   const std::string text = replace_once(remove_line(official_text(), "seeds ="), "seed = 0                      # random_seed",

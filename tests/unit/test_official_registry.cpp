@@ -9,6 +9,7 @@
 #include <torch/types.h>
 
 #include "runs/official_registry.h"
+#include "results/closed_checks.h"
 #include "manifest/embedded.h"
 #include "manifest/presets.h"
 #include "manifest/releases.h"
@@ -97,4 +98,51 @@ TEST(OfficialRegistry, EveryLraReleaseCarriesItsReferenceTransformerCount) {
   torch::manual_seed(11);
   (void)registry_official("text");
   EXPECT_TRUE(torch::equal(torch::rand({4}), expected));
+}
+
+// zoology-v1: a closed result may stand on any point of the released grid
+// (width x learning rate), and its budget's base is the reference Transformer
+// of that point, counted by the host on the shape the official-data row states.
+TEST(OfficialRegistry, AGridProtocolLetsEachPointBeClosedAndCountsItsReference) {
+  const auto zoology = registry_official("mqar");
+  ASSERT_EQ(zoology.size(), 1u);
+  const auto& official = zoology[0];
+  EXPECT_EQ(official.protocol, "zoology-v1");
+  EXPECT_EQ(official.reference_params, -1);
+  ASSERT_TRUE(static_cast<bool>(official.reference_params_at));
+  EXPECT_EQ(official.test_examples, 7000);
+
+  auto result_at = [&](int64_t width, double lr) {
+    nlohmann::json config = official.config;
+    config["model"]["d_model"] = width;
+    config["train"]["lr"] = lr;
+    return nlohmann::json{{"seed", 0},
+                          {"config", config},
+                          {"task", {{"name", "mqar"},
+                                    {"examples", {{"train", 180000}, {"val", 1400}, {"test", 7000}}},
+                                    {"data_fingerprint", official.data_fingerprint}}},
+                          {"rules", {{"reference_params", official.reference_params_at(config)},
+                                     {"param_budget_ratio", 1.5}}}};
+  };
+  const int64_t at64 = official.reference_params_at(result_at(64, 0.001)["config"]);
+  const int64_t at128 = official.reference_params_at(result_at(128, 0.001)["config"]);
+  // Embedding and head (8,192 x d each), the conv block and the attention block grow with d.
+  EXPECT_GT(at64, 2 * 8192 * 64);
+  EXPECT_GT(at128, at64);
+  std::vector<std::string> why;
+  EXPECT_TRUE(check_closed_against_protocol(result_at(128, 0.01), official, &why)) << why.front();
+  EXPECT_TRUE(check_closed_against_protocol(result_at(256, 0.03162277660168379), official, &why));
+  // Off the grid: not the protocol.
+  why.clear();
+  EXPECT_FALSE(check_closed_against_protocol(result_at(96, 0.01), official, &why));
+  ASSERT_FALSE(why.empty());
+  EXPECT_NE(why.front().find("config.model.d_model is 96, the official manifest says 64"), std::string::npos) << why.front();
+  why.clear();
+  EXPECT_FALSE(check_closed_against_protocol(result_at(128, 0.02), official, &why));
+  // A point's budget cannot be enlarged by claiming another point's reference.
+  nlohmann::json forged = result_at(64, 0.01);
+  forged["rules"]["reference_params"] = at128;
+  why.clear();
+  EXPECT_FALSE(check_closed_against_protocol(forged, official, &why));
+  EXPECT_NE(why.back().find("rules.reference_params is " + std::to_string(at128)), std::string::npos) << why.back();
 }

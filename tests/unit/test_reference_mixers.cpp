@@ -26,6 +26,7 @@
 #include "lra/status.h"
 #include "manifest/embedded.h"
 #include "manifest/presets.h"
+#include "manifest/suites.h"
 #include "model/backbone.h"
 #include "plugins/loader.h"
 #include "reference/reference_mixers.h"
@@ -459,7 +460,7 @@ TEST(ReferenceSettings, TheManifestNamesTheTableARunApplies) {
   // Every working manifest of the LRA protocols, official and smoke, names the newest table. (The
   // causal LM of `forget` and the recall tasks such as mqar have no LRA entry: no LRA official manifest.)
   for (const std::string protocol : {"scratch", "spt"}) {
-    const auto lra_tasks = preset_tasks("official", protocol);
+    const auto lra_tasks = suite_tasks(find_suite("lra"));
     for (const std::string preset : {"official", "smoke"})
       for (const auto& task : preset_tasks(preset, protocol))
         if (std::find(lra_tasks.begin(), lra_tasks.end(), task) != lra_tasks.end() && task != "forgetting")

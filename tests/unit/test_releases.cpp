@@ -64,6 +64,7 @@ const std::vector<Pin>& pins() {
     {"lra-spt-v1.1", "image", "eaa178652630cb0fe81a79dae74ae89fc9ad64e54effee43ea42e51fb989b7fb"},
     {"lra-spt-v1.1", "pathfinder", "55ffe069a8b824113f385cf5302649a00ebdf2bc2a2307e2f1cd734baf0ece79"},
     {"lra-spt-v1.1", "pathx", "9f160ffc1bf091f1529cd1a5926fb3dbd4274c4f99f80a2c6cd000905a8c8e27"},
+    {"zoology-v1.0", "mqar", "48e87e7fba22a9e496b70f430fea4e89fe609308630fa4c1c0919566b47be098"},
   };
   return p;
 }
