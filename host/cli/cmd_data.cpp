@@ -86,6 +86,8 @@ int data_check_command(const CheckArgs& a) {
                     : (", " + std::to_string(d.dataset.sequence.cell_names.size()) + " cells").c_str());
   else
     std::printf("classes       %lld\n", static_cast<long long>(info.num_classes));
+  if (d.dataset.sequence.readout == lra::SequenceReadout::from_last_state)  // SDK 1.5; the default goes unsaid
+    std::printf("readout       from the last state: every target decoded from the example's last state\n");
   auto line = [&](const char* name, const lra::Split& s) {
     int64_t longest = 0, tokens = static_cast<int64_t>(s.tokens.size() + s.tokens2.size());
     for (const auto* off : {&s.offsets, &s.offsets2})

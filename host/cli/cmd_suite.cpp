@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "manifest/suites.h"
 #include "runs/suite.h"
 
 namespace lra::host {
@@ -15,11 +16,21 @@ int suite_command(const SuiteArgs& a) {
 
 void add_suite_command(CLI::App& app, CommandSlot& slot) {
   auto a = std::make_shared<SuiteArgs>();
-  auto* st = app.add_subcommand("suite", "Run a plugin on every LRA task and seed; summarise accuracy (mean +- std) "
-                                         "and the LRA average, continuing past a failing task");
+  auto* st = app.add_subcommand("suite", "Run a plugin on every task, seed and grid point of a suite (LRA, MQAR, MAD); "
+                                         "summarise accuracy (mean +- std, the LRA average; for a grid the best "
+                                         "training point per model, chosen on validation), continuing past a failure");
   st->add_option("--plugin", a->plugin, kMixerPluginHelp)->required();
   st->add_option("--out", a->out, "Suite directory (runs/<task>/seed-<S>/, suite.json, suite.md)")->required();
-  st->add_option("--tasks", a->tasks, "Comma-separated tasks (default: all six)");
+  st->add_option("--suite", a->suite, "lra (default), mqar or mad: the suite's tasks, manifests and summary")
+      ->check([](const std::string& s) {
+        try {
+          find_suite(s);
+          return std::string();
+        } catch (const std::exception& e) {
+          return std::string(e.what());
+        }
+      });
+  st->add_option("--tasks", a->tasks, "Comma-separated tasks of the suite (default: all it has in the preset)");
   st->add_option("--seeds", a->seeds, "Comma-separated trial seeds (default: each manifest's rules.seeds)");
   add_preset_option(st, a->preset, "official (closed division) or smoke");
   add_protocol_option(st, a->protocol);

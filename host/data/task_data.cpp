@@ -44,6 +44,13 @@ lra::Params resolve_data_params(const LoadedPlugin& task, const lra::Params& giv
 
 void check_task_kind(const lra::Dataset& d, const std::string& task) {
   auto fail = [&](const std::string& why) { throw Error(ErrorKind::data, "task '" + task + "': " + why); };
+  const auto readout = d.sequence.readout;
+  if (readout != lra::SequenceReadout::every_position && readout != lra::SequenceReadout::from_last_state)
+    fail("SequenceTargets::readout is " + std::to_string(static_cast<int32_t>(readout)) +
+         ", not a readout this host knows (0 every_position, 1 from_last_state)");
+  if (readout != lra::SequenceReadout::every_position && !d.is_sequence_task())
+    fail("SequenceTargets::readout is from_last_state, but the task gives no per-position targets "
+         "(sequence.num_classes = 0): a classification task leaves Dataset::sequence alone");
   if (d.is_sequence_task()) {
     if (d.info.num_classes != 0)
       fail("a sequence task (sequence.num_classes = " + std::to_string(d.sequence.num_classes) +
@@ -79,6 +86,9 @@ LoadedData load_task_data(const LoadedPlugin& task, const lra::Params& given, co
   // A plugin built before SDK 1.4 never knew Dataset::sequence: whatever its
   // bytes hold is not its answer.
   if (task.descriptor.abi_minor < 4 && task.descriptor.abi_major == 1) d.sequence = {};
+  // Nor before SDK 1.5 SequenceTargets::readout: its targets are read at every position.
+  if (task.descriptor.abi_minor < 5 && task.descriptor.abi_major == 1)
+    d.sequence.readout = lra::SequenceReadout::every_position;
   check_task_kind(d, task.descriptor.name);
   for (const auto& [name, split] : {std::pair<const char*, const lra::Split*>{"train", &d.train},
                                     {"validation", &d.val}, {"test", &d.test}}) {

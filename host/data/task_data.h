@@ -20,8 +20,9 @@ std::filesystem::path data_root(const std::optional<std::string>& flag);
 lra::Params resolve_data_params(const LoadedPlugin& task, const lra::Params& given, const std::string& where);
 
 // A dataset is a classification task (TaskInfo::num_classes >= 2, labels) or
-// a sequence task (Dataset::sequence, SDK 1.4), never both; throws
-// lra::Error(data) naming the task and the field.
+// a sequence task (Dataset::sequence, SDK 1.4), never both, and a sequence
+// task's readout (SDK 1.5) is one this host knows; throws lra::Error(data)
+// naming the task and the field.
 void check_task_kind(const lra::Dataset& data, const std::string& task);
 
 struct LoadedData {

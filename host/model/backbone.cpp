@@ -79,6 +79,7 @@ BackboneSpec backbone_spec(const ModelConfig& m, const lra::Dataset& data, uint6
     spec.num_classes = data.sequence.num_classes;
     spec.per_position = true;
     spec.summary = SummaryPosition::every_position;
+    spec.readout = data.sequence.readout;
   }
   return spec;
 }
@@ -152,7 +153,10 @@ ClassifierImpl::ClassifierImpl(const BackboneSpec& spec, const MixerFactory& mak
     blocks_.push_back(register_module("block" + std::to_string(i), Block(m, std::move(mixer))));
   }
   final_ln = register_module("final_ln", layer_norm(m.d_model));
-  if (spec.per_position) {
+  if (spec.from_last_state()) {
+    // MAD's AutoEncoder: every position decoded from the example's last state.
+    decoder_ = register_module("decoder", LastStateDecoder(m.d_model, spec.num_classes, positions));
+  } else if (spec.per_position) {
     // A language model's head: one linear map at every position (untied, see docs/suites.md).
     head1 = register_module("head1", head_dense(m.d_model, spec.num_classes));
   } else if (spec.paired) {
@@ -246,7 +250,10 @@ torch::Tensor ClassifierImpl::scored_logits(const torch::Tensor& ids, const torc
   TORCH_CHECK(spec_.per_position, "scored_logits: not a per-position model");
   const auto x = token_states(ids, mask);  // [B, L, D]
   const auto scored = targets.ne(lra::kIgnoreTarget);
-  return head1(x.index({scored}));
+  if (!decoder_) return head1(x.index({scored}));
+  // Row-major like the boolean index: (example, position) of each scored target.
+  const auto at = scored.nonzero();
+  return decoder_(last_states(x, mask).index_select(0, at.select(1, 0)), at.select(1, 1));
 }
 
 std::vector<std::shared_ptr<lra::Mixer>> ClassifierImpl::mixers() const {
@@ -257,6 +264,9 @@ std::vector<std::shared_ptr<lra::Mixer>> ClassifierImpl::mixers() const {
 
 torch::Tensor ClassifierImpl::forward(const torch::Tensor& ids, const torch::Tensor& mask, const torch::Tensor& ids2,
                                       const torch::Tensor& mask2) {
+  if (spec_.from_last_state())  // every position 0..L-1 of every example, from its last state
+    return decoder_(last_states(token_states(ids, mask), mask).unsqueeze(1),
+                    torch::arange(ids.size(1), ids.options().dtype(torch::kLong)));
   if (spec_.per_position) return head1(token_states(ids, mask));
   if (!spec_.paired) return head2(torch::relu(head1(encode(ids, mask))));
   TORCH_CHECK(ids2.defined() && mask2.defined(), "a paired model needs both inputs");

@@ -17,6 +17,7 @@
 #include "lra/mixer.h"
 #include "lra/task.h"
 #include "manifest/manifest.h"
+#include "model/last_state_decoder.h"
 #include "rules/summary_position.h"
 
 namespace lra::host {
@@ -34,11 +35,17 @@ struct BackboneSpec {
   // built causal, and a linear head over `num_classes` (the task's target
   // classes) reads every position instead of a pooled summary.
   bool per_position = false;
+  // A per-position model's readout (SDK 1.5): with from_last_state the head
+  // is MAD's decoder of each example's last state (model/last_state_decoder.h)
+  // instead of the linear head at every position.
+  lra::SequenceReadout readout = lra::SequenceReadout::every_position;
+  bool from_last_state() const { return per_position && readout == lra::SequenceReadout::from_last_state; }
 };
 
 // The backbone a task's loaded data call for: its vocabulary, and a pooled
 // classifier over its classes, or for a sequence task (lra::Dataset::sequence)
-// a per-position model over its target classes.
+// a per-position model over its target classes, read as the task says
+// (SequenceTargets::readout).
 BackboneSpec backbone_spec(const ModelConfig& m, const lra::Dataset& data, uint64_t seed);
 
 class BlockImpl : public torch::nn::Module {
@@ -74,7 +81,8 @@ class ClassifierImpl : public torch::nn::Module {
                         const torch::Tensor& mask2 = {});
   // A per-position model's logits [N, num_classes] at the N positions whose
   // target ([B, L] int64) is not lra::kIgnoreTarget, in row-major order: the
-  // head runs only where a target is scored.
+  // head runs only where a target is scored (a last-state decoder: from the
+  // example's last state and the position alone).
   torch::Tensor scored_logits(const torch::Tensor& ids, const torch::Tensor& mask, const torch::Tensor& targets);
   bool per_position() const { return spec_.per_position; }
   // The encoder alone: one pooled vector [B, d_model] per input.
@@ -95,9 +103,10 @@ class ClassifierImpl : public torch::nn::Module {
   // Every block's mixer module, the host's short convolutions included.
   std::vector<std::shared_ptr<lra::Mixer>> mixers() const;
   // The parameters of the classifier head (head1, head2, head3; a
-  // per-position model's linear head is head1): the part a pretrained encoder
-  // does not give (pretrain/pretrained_encoder.h).
-  std::vector<std::string> head_parameter_prefixes() const { return {"head1.", "head2.", "head3."}; }
+  // per-position model's linear head is head1, a last-state decoder is
+  // decoder): the part a pretrained encoder does not give
+  // (pretrain/pretrained_encoder.h).
+  std::vector<std::string> head_parameter_prefixes() const { return {"head1.", "head2.", "head3.", "decoder."}; }
   // Where "cls" and "first" pooling read (BackboneSpec::summary); no
   // parameter depends on it, so the host may decide it once the mixers have
   // passed their conformance checks.
@@ -123,6 +132,7 @@ class ClassifierImpl : public torch::nn::Module {
   std::vector<Block> blocks_;
   torch::nn::LayerNorm final_ln{nullptr};
   torch::nn::Linear head1{nullptr}, head2{nullptr}, head3{nullptr};  // head3: paired models only
+  LastStateDecoder decoder_{nullptr};  // BackboneSpec::from_last_state() instead of head1
 };
 TORCH_MODULE(Classifier);
 

@@ -33,6 +33,10 @@ BuiltModel build_model(const RunPlan& p, const lra::Dataset& data, const std::st
   log.info("model: {} parameters ({} in the mixers); reference Transformer {}; budget {}", with_commas(b.total_params),
            with_commas(b.model->mixer_parameters()), with_commas(reference_params), with_commas(b.budget.budget));
   enforce_param_budget(b.budget, b.total_params, name);
+  if (spec.from_last_state())
+    log.info("readout: every position decoded from each example's last state (task '{}', SequenceReadout::"
+             "from_last_state: MAD's AutoEncoder decoder; the encoder's mixers are checked as any sequence task's)",
+             p.task->descriptor.name);
   b.groups_of = [abi_minor = p.mixer->descriptor.abi_minor, name, train = m.train](const Classifier& model) {
     return optimizer_groups(*model, model->mixers(), abi_minor, name, train);
   };

@@ -19,14 +19,21 @@ void check_sequence_model(const Manifest& m, const lra::Dataset& data, const Des
                                             "mean_padded or first");
     return;
   }
+  const bool last_state = data.sequence.readout == lra::SequenceReadout::from_last_state;
+  // from_last_state: the pooling is the host's own (the last state), and a
+  // pooled summary over the example would let the decoder read every token.
   if (m.model.pooling != "none")
-    throw Error(ErrorKind::rules, where + "task '" + task + "' is a sequence task (a target per position): its model has "
-                                          "a head at every position, model.pooling must be \"none\", not \"" +
-                                          m.model.pooling + "\"");
+    throw Error(ErrorKind::rules, where + "task '" + task + "' is a sequence task (a target per position): its model has " +
+                                      (last_state ? "a decoder of each example's last state (readout from_last_state)"
+                                                  : "a head at every position") +
+                                      ", model.pooling must be \"none\", not \"" + m.model.pooling + "\"");
   if (!(mixer.capabilities & LRA_CAP_CAUSAL))
-    throw Error(ErrorKind::rules, "task '" + task + "' is a sequence task: its model predicts position t from tokens "
-                                  "0..t, so its mixer runs causally, and '" + mixer.name +
-                                  "' does not declare LRA_CAP_CAUSAL");
+    throw Error(ErrorKind::rules, "task '" + task + "' is a sequence task: its model " +
+                                      (last_state ? "encodes with causal blocks (MAD's AutoEncoder) and decodes every "
+                                                    "position from the last state"
+                                                  : "predicts position t from tokens 0..t") +
+                                      ", so its mixer runs causally, and '" + mixer.name +
+                                      "' does not declare LRA_CAP_CAUSAL");
 }
 
 nlohmann::json sequence_metrics(const lra::Dataset& data, const EvalResult& test) {
@@ -38,10 +45,13 @@ nlohmann::json sequence_metrics(const lra::Dataset& data, const EvalResult& test
                      {"positions", c.positions},
                      {"accuracy", c.accuracy()},
                      {"example_accuracy", c.example_accuracy()}});
-  return {{"scored", "position"},
-          {"test_positions", test.positions},
-          {"test_example_accuracy", test.example_accuracy},
-          {"test_cells", cells}};
+  nlohmann::json out = {{"scored", "position"},
+                        {"test_positions", test.positions},
+                        {"test_example_accuracy", test.example_accuracy},
+                        {"test_cells", cells}};
+  // SDK 1.5: said only when not the default, so results of every_position tasks read as before.
+  if (data.sequence.readout == lra::SequenceReadout::from_last_state) out["readout"] = "from_last_state";
+  return out;
 }
 
 nlohmann::json run_state_size(Classifier& model, const ModelConfig& m, const Descriptor& mixer, const lra::Split& test,

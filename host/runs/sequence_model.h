@@ -16,15 +16,17 @@
 namespace lra::host {
 
 // A sequence task needs model.pooling "none" and a mixer that declares
-// LRA_CAP_CAUSAL (the model predicts position t from tokens 0..t); a
-// classification task needs a pooling. lra::Error(rules) naming the key or
-// the capability otherwise.
+// LRA_CAP_CAUSAL (the model predicts position t from tokens 0..t, or with
+// readout from_last_state its causal encoder's last state is decoded at every
+// position); a classification task needs a pooling. lra::Error(rules) naming
+// the key or the capability otherwise.
 void check_sequence_model(const Manifest& m, const lra::Dataset& data, const Descriptor& mixer,
                           const std::string& task);
 
 // The metrics members a sequence task's result adds: "scored": "position",
 // test_example_accuracy, test_positions and test_cells (name, examples,
-// positions, accuracy, example_accuracy); null for a classification task.
+// positions, accuracy, example_accuracy), and "readout": "from_last_state"
+// for such a task (SDK 1.5); null for a classification task.
 nlohmann::json sequence_metrics(const lra::Dataset& data, const EvalResult& test);
 
 // A sequence task's result member state_size: the trained model's decoding

@@ -24,10 +24,13 @@
 #include "lra/abi.h"
 #include "lra/status.h"
 #include "manifest/presets.h"
+#include "manifest/suites.h"
+#include "recall/recall_report.h"
 #include "plugins/reference_configuration.h"
 #include "curves/learning_curves.h"
 #include "plugins/loader.h"
 #include "runs/child_runs.h"
+#include "runs/suite_grid.h"
 
 namespace lra::host {
 namespace {
@@ -41,6 +44,7 @@ struct PlannedRun {
   std::string task;
   int64_t seed = 0;
   fs::path out, log;
+  GridPoint point;  // of the task's [grid]; empty without one
 };
 
 struct SuitePlan {
@@ -55,6 +59,7 @@ std::vector<std::string> run_arguments(const SuiteArgs& a, const PlannedRun& r, 
                                 "--device", a.device, "--threads", std::to_string(a.threads)};
   if (a.reference) v.insert(v.end(), {"--reference", *a.reference});
   if (a.protocol != "scratch") v.insert(v.end(), {"--protocol", a.protocol});
+  for (const auto& s : r.point.sets()) v.insert(v.end(), {"--set", s});
   for (const auto& s : a.sets) v.insert(v.end(), {"--set", s});
   if (a.data_dir) v.insert(v.end(), {"--data-dir", *a.data_dir});
   if (a.micro_batch > 0) v.insert(v.end(), {"--micro-batch", std::to_string(a.micro_batch)});
@@ -81,17 +86,17 @@ void paper_rows(std::ostringstream& md, const std::string& plugin, const std::ve
   }
 }
 
-std::string markdown_summary(const SuiteArgs& a, const std::vector<ScoreEntry>& scores, const json& runs,
-                             const std::vector<std::string>& tasks) {
+std::string markdown_summary(const SuiteArgs& a, const std::vector<ScoreEntry>& scores, const json& selections,
+                             const json& runs, std::vector<std::string> tasks) {
   std::ostringstream md;
-  // LRA's average and the paper's row belong to a suite of LRA tasks only (a
-  // recall task such as mqar has no LRA manifest, no average and no paper row).
-  const auto lra_tasks = preset_tasks("official", a.protocol);
-  const bool lra = std::any_of(tasks.begin(), tasks.end(), [&](const std::string& t) {
-    return std::find(lra_tasks.begin(), lra_tasks.end(), t) != lra_tasks.end();
-  });
-  md << "# " << text::markdown_cell(a.plugin) << ": " << (lra ? "LRA suite" : "suite") << " (" << a.preset << " preset"
-     << (a.reference ? ", " + reference_configuration(*a.reference).label() : std::string()) << ")\n\n";
+  // LRA's average and the paper's row belong to the LRA suite only (a recall
+  // task such as mqar has no LRA manifest, no average and no paper row).
+  const SuiteDef& suite = find_suite(a.suite);
+  const bool lra = suite.lra_average;
+  md << "# " << text::markdown_cell(a.plugin) << ": " << (lra ? "LRA suite" : "suite " + suite.name) << " (" << a.preset
+     << " preset" << (a.reference ? ", " + reference_configuration(*a.reference).label() : std::string()) << ")\n\n";
+  // `tasks`: those without a grid, scored over seeds; the grids' selections follow.
+  if (!tasks.empty()) {
   md << "| entry | division |";
   for (const auto& t : tasks) md << " " << t << " |";
   md << (lra ? " LRA average |" : "") << "\n|---|---|";
@@ -111,6 +116,8 @@ std::string markdown_summary(const SuiteArgs& a, const std::vector<ScoreEntry>& 
     md << "\nAccuracy in %, mean ± sample standard deviation over seeds (a sequence task's: the share of scored "
           "positions right; `lrahost recall` tabulates its cells and measured state sizes).\n";
   }
+  }
+  if (!selections.empty()) md << grid_selection_markdown(selections);
   json failed = json::array();
   for (const auto& r : runs)
     if (r["status"] == "failed") failed.push_back(r);
@@ -124,16 +131,81 @@ std::string markdown_summary(const SuiteArgs& a, const std::vector<ScoreEntry>& 
   return md.str();
 }
 
+// --tasks, or the suite's tasks that have a manifest in the preset; a task of
+// another suite is refused (its scores belong to that suite's summary).
+std::vector<std::string> suite_task_list(const SuiteArgs& a) {
+  const SuiteDef& suite = find_suite(a.suite);
+  std::vector<std::string> members = suite.order;
+  for (auto& t : suite_tasks(suite))
+    if (std::find(members.begin(), members.end(), t) == members.end()) members.push_back(std::move(t));
+  if (a.tasks.empty()) {
+    const auto have = preset_tasks(a.preset, a.protocol);
+    std::vector<std::string> tasks;
+    for (const auto& t : members)
+      if (std::find(have.begin(), have.end(), t) != have.end()) tasks.push_back(t);
+    if (tasks.empty())
+      throw Error(ErrorKind::usage, "suite " + suite.name + " has no " + a.preset + " manifests yet (its tasks: " +
+                                        text::join(members) + ")");
+    return tasks;
+  }
+  const auto tasks = checked_task_list(a.tasks, a.preset, "--tasks", a.protocol);
+  for (const auto& t : tasks)
+    if (std::find(members.begin(), members.end(), t) == members.end()) {
+      const SuiteDef* other = suite_of_task(t);
+      throw Error(ErrorKind::usage, "--tasks: '" + t + "' is not a task of suite " + suite.name + " (" +
+                                        text::join(members) + ")" +
+                                        (other ? "; pass --suite " + other->name : std::string()));
+    }
+  return tasks;
+}
+
+// recall.md and recall.svg over each model point's chosen runs, when the
+// suite's grid tasks are sequence tasks (runs/suite_grid.h): what a
+// researcher pastes, accuracy per cell and against the measured state.
+std::vector<std::pair<std::string, std::string>> recall_files(const json& selections, const fs::path& out,
+                                                              const std::string& plugin) {
+  std::vector<RecallRun> runs;
+  for (const auto& s : selections) {
+    if (s["selected"].is_null()) continue;
+    for (const auto& dir : s["selected"]["run_dirs"]) {
+      std::ifstream in(out / dir.get<std::string>() / "result.json");
+      if (!in) continue;
+      try {
+        const json result = parse_json_input(in);
+        if (json_at(result, {"metrics", "scored"}) == nullptr) break;  // not a sequence task
+        runs.push_back(read_recall_run(result, dir.get<std::string>() + "/result.json"));
+      } catch (const std::exception&) {
+        // an unreadable result is already a failed run in suite.json
+      }
+    }
+  }
+  if (runs.empty()) return {};
+  return {{"recall.md", recall_markdown(runs)},
+          {"recall.svg", recall_svg(runs, plugin + ": accuracy against measured state size (chosen points)")}};
+}
+
 SuitePlan plan_suite(const SuiteArgs& a, std::vector<std::string> tasks,
                      const std::optional<std::vector<int64_t>>& cli_seeds, const fs::path& out) {
   SuitePlan plan;
   plan.tasks = std::move(tasks);
   for (const auto& t : plan.tasks) {
-    const auto seeds = cli_seeds ? *cli_seeds : trial_seeds(load_preset(t, a.preset, a.protocol));
+    const Manifest m = load_preset(t, a.preset, a.protocol);
+    const auto seeds = cli_seeds ? *cli_seeds : trial_seeds(m);
     plan.seeds_by_task[t] = seeds;
-    for (int64_t s : seeds)
-      plan.runs.push_back({t, s, out / "runs" / t / ("seed-" + std::to_string(s)),
-                           out / "logs" / (t + "-seed-" + std::to_string(s) + ".log")});
+    // A swept axis is the suite's to set: a --set on it would leave every point the same run.
+    for (const auto& s : a.sets)
+      if (const auto eq = s.find('='); eq != std::string::npos && grid_axis(m, std::string(text::trim(s.substr(0, eq)))))
+        throw Error(ErrorKind::usage, "--set " + s + ": " + std::string(text::trim(s.substr(0, eq))) +
+                                          " is an axis of " + m.source + "'s [grid], which the suite sweeps; drop it "
+                                          "(or run one point with `lrahost run --set`)");
+    // Without a grid the runs keep their folders (runs/TASK/seed-S), as before grids existed.
+    for (const GridPoint& point : grid_points(m))
+      for (int64_t s : seeds) {
+        const std::string seed = "seed-" + std::to_string(s);
+        const std::string where = point.folder().empty() ? seed : point.folder() + "/" + seed;
+        const std::string log = t + (point.folder().empty() ? "" : "-" + point.folder()) + "-" + seed + ".log";
+        plan.runs.push_back({t, s, out / "runs" / t / where, out / "logs" / log, point});
+      }
   }
   return plan;
 }
@@ -195,8 +267,11 @@ json run_planned(const SuiteArgs& a, const PlannedRun& r, const fs::path& out, s
     code = run_self(run_arguments(a, r, resume), r.log.string());
     status = code == 0 ? "ok" : "failed";
   }
+  json point = json::object();
+  for (const auto& [axis, value] : r.point.values) point[axis] = value;
   json rec = {{"task", r.task},
               {"seed", r.seed},
+              {"point", point},
               {"status", status},
               {"exit_code", code},
               {"run_dir", fs::relative(r.out, out).string()},
@@ -207,6 +282,7 @@ json run_planned(const SuiteArgs& a, const PlannedRun& r, const fs::path& out, s
       results.push_back({(r.out / "result.json").string(), parse_json_input(in)});
       const double acc = results.back().result.at("metrics").at("test_accuracy").get<double>();
       rec["test_accuracy"] = acc;
+      rec["best_val_accuracy"] = results.back().result.at("metrics").at("best_val_accuracy").get<double>();
       std::printf("%s, test accuracy %.2f%%\n", status == "reused" ? "kept from before" : "done", 100 * acc);
     } catch (const std::exception& e) {
       code = static_cast<int>(ErrorKind::data);
@@ -225,7 +301,7 @@ json run_planned(const SuiteArgs& a, const PlannedRun& r, const fs::path& out, s
 }  // namespace
 
 SuiteOutcome run_suite(const SuiteArgs& a) {
-  const auto tasks = checked_task_list(a.tasks, a.preset, "--tasks", a.protocol);
+  const auto tasks = suite_task_list(a);
   std::optional<std::vector<int64_t>> cli_seeds;
   if (a.seeds) cli_seeds = parse_seed_list(*a.seeds, "--seeds");
   // a rejected plugin would fail every task the same way: exit 3 now
@@ -260,7 +336,8 @@ SuiteOutcome run_suite(const SuiteArgs& a) {
   for (size_t i = 0; i < plan.runs.size(); ++i) {
     const PlannedRun& pr = plan.runs[i];
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - suite_start).count();
-    std::printf("  %s %s, seed %lld: ", text::progress_note(i, plan.runs.size(), elapsed).c_str(), pr.task.c_str(),
+    std::printf("  %s %s%s, seed %lld: ", text::progress_note(i, plan.runs.size(), elapsed).c_str(), pr.task.c_str(),
+                pr.point.values.empty() ? "" : (" " + text::join(pr.point.sets(), " ")).c_str(),
                 static_cast<long long>(pr.seed));
     std::fflush(stdout);
     json rec = run_planned(a, pr, out, results);
@@ -269,22 +346,37 @@ SuiteOutcome run_suite(const SuiteArgs& a) {
     runs.push_back(std::move(rec));
   }
 
-  const auto scores = aggregate_scores(results);
+  // A grid task's runs are different models and settings: the selection
+  // reports them (runs/suite_grid.h); the scores table is the other tasks'.
+  std::vector<ScoreInput> plain;
+  std::vector<std::string> plain_tasks;
+  for (const auto& t : tasks)
+    if (load_preset(t, a.preset, a.protocol).grid.empty()) plain_tasks.push_back(t);
+  for (auto& in : results)
+    if (std::find(plain_tasks.begin(), plain_tasks.end(), in.result.at("task").at("name").get<std::string>()) !=
+        plain_tasks.end())
+      plain.push_back(in);
+  const auto scores = aggregate_scores(plain);
+  const json selections = select_grid_points(runs);
   json score_json = json::array();
   for (const auto& e : scores) score_json.push_back(to_json(e));
   const json summary = {{"schema", kSuiteSchema},   {"plugin", a.plugin},   {"preset", a.preset}, {"protocol", a.protocol},
                         {"tasks", tasks},           {"seeds", plan.seeds_by_task}, {"sets", a.sets},
                         {"reference", a.reference ? json(*a.reference) : json(nullptr)},
-                        {"runs", runs},             {"scores", score_json}, {"started_at", started_at},
+                        {"suite", a.suite},
+                        {"runs", runs},             {"scores", score_json}, {"grid_selections", selections},
+                        {"started_at", started_at},
                         {"finished_at", utc_now()}};
-  r.markdown = markdown_summary(a, scores, runs, tasks);
+  r.markdown = markdown_summary(a, scores, selections, runs, plain_tasks);
   // Every finished run's learning curves on one page.
   std::vector<LearningCurve> curves;
   for (const auto& in : results) curves.push_back(learning_curve(in.result, in.source));
-  // All three or none; suite.json renamed last: its presence marks a finished suite.
-  write_files_atomic(out, {{"curves.svg", curves_svg(curves, a.plugin + ": learning curves of the suite")},
-                           {"suite.md", r.markdown},
-                           {"suite.json", summary.dump(2) + "\n"}});
+  // All or none; suite.json renamed last: its presence marks a finished suite.
+  auto files = recall_files(selections, out, a.plugin);
+  files.insert(files.begin(), {"curves.svg", curves_svg(curves, a.plugin + ": learning curves of the suite")});
+  files.push_back({"suite.md", r.markdown});
+  files.push_back({"suite.json", summary.dump(2) + "\n"});
+  write_files_atomic(out, files);
   return r;
 }
 

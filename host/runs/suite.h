@@ -1,8 +1,11 @@
-// runs/suite.h — `lrahost suite`'s work: one plugin on every task and trial
-// seed, each an `lrahost run` in its own process (runs/child_runs.h; a
-// failing task is recorded and the rest go on), then suite.json and suite.md
-// with accuracy mean ± std per task and the LRA average, scored exactly as the
-// leaderboard scores them. An interrupted suite continues where it stopped.
+// runs/suite.h — `lrahost suite`'s work: one plugin on every task of a suite
+// (manifest/suites.h: LRA, MQAR, MAD), every trial seed and every point of a
+// manifest's [grid], each an `lrahost run` in its own process
+// (runs/child_runs.h; a failing task is recorded and the rest go on), then
+// suite.json and suite.md: accuracy mean ± std per task and the LRA average,
+// scored exactly as the leaderboard scores them, and for a grid the best
+// training point per model point, chosen on validation (runs/suite_grid.h).
+// An interrupted suite continues where it stopped.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +19,8 @@ namespace lra::host {
 struct SuiteArgs {
   std::string plugin, out, preset = "official";
   std::string protocol = "scratch";  // "spt": every run self-pretrains (--protocol, docs/rules.md)
-  std::string tasks = "listops,text,retrieval,image,pathfinder,pathx";
+  std::string suite = "lra";  // --suite (manifest/suites.h)
+  std::string tasks;          // comma-separated; "" = the suite's tasks that have a manifest in the preset
   std::optional<std::string> seeds;     // comma-separated; default: the manifest's rules.seeds
   std::vector<std::string> sets;        // passed to every run
   std::optional<std::string> reference; // --reference NAME, passed to every run (plugins/reference_configuration.h)

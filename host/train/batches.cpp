@@ -243,6 +243,13 @@ std::string dataset_fingerprint(const lra::Dataset& d) {
     const int64_t n = d.sequence.num_classes;
     h.update(&n, sizeof n);
     for (const auto& name : d.sequence.cell_names) h.update(std::string_view(name.c_str(), name.size() + 1));
+    // SDK 1.5: only a readout other than the default is hashed, so every
+    // earlier sequence task's fingerprint stays what it was.
+    if (d.sequence.readout != lra::SequenceReadout::every_position) {
+      const auto readout = static_cast<int32_t>(d.sequence.readout);
+      h.update(std::string_view("readout"));
+      h.update(&readout, sizeof readout);
+    }
   }
   return "sha256:" + h.hex_digest();
 }

@@ -77,7 +77,8 @@ void validate_split_targets(const lra::Split& split, const lra::SplitTargets& ta
 const lra::SplitTargets* split_targets(const lra::Dataset& data, const lra::Split& split);
 
 // SHA-256 over the loaded content (ids, offsets, labels of every split, and a
-// sequence task's targets and cells), so the same data gives the same
+// sequence task's targets and cells, and its readout when it is not
+// every_position), so the same data gives the same
 // fingerprint whatever files it came from.
 // The fingerprint of one split (its name, inputs and labels or targets), so a
 // re-evaluation against other data can say which split differs.

@@ -5,6 +5,7 @@
 // sequence task cannot make are refused before anything is written.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -204,15 +205,45 @@ TEST(SequenceTask, StateSizeIsMeasuredPerTestLength) {
   EXPECT_TRUE(contains(state["performer"]["why"].get<std::string>(), "does not decode")) << state["performer"].dump();
 }
 
-// suite runs a recall task as it runs LRA's, without LRA's average or the paper's row.
-TEST(SequenceTask, ASuiteOfMqarHasNoLraAverage) {
+// suite --suite mqar runs every point of the smoke manifest's grid (two
+// widths), without LRA's average or the paper's row, and reports the chosen
+// point per width with the recall tables and plot.
+TEST(SequenceTask, ASuiteOfMqarRunsItsGridAndHasNoLraAverage) {
   TempDir dir;
-  auto o = lrahost("suite --plugin transformer --tasks mqar --preset smoke --threads 2 --set train.steps=10 "
-                   "--set train.eval_every=10 --set data.train_grid=64x4x100 --out " + (dir.path() / "s").string());
+  const std::string out = (dir.path() / "s").string();
+  auto o = lrahost("suite --suite mqar --plugin transformer --preset smoke --threads 2 --set train.steps=10 "
+                   "--set train.eval_every=10 --set data.train_grid=64x4x100 --out " + out);
   ASSERT_EQ(o.code, 0) << o.output;
   const std::string md = read_text(dir.path() / "s" / "suite.md");
-  EXPECT_TRUE(contains(md, "# transformer: suite (smoke preset)")) << md;
-  EXPECT_TRUE(contains(md, "| entry | division | mqar |\n")) << md;
+  EXPECT_TRUE(contains(md, "# transformer: suite mqar (smoke preset)")) << md;
+  EXPECT_TRUE(contains(md, "## mqar: the best training point per model, chosen on validation")) << md;
+  EXPECT_TRUE(contains(md, "| d_model 64 | (no training axis) |")) << md;
+  EXPECT_TRUE(contains(md, "| d_model 128 | (no training axis) |")) << md;
   EXPECT_FALSE(contains(md, "LRA average")) << md;
   EXPECT_FALSE(contains(md, "LRA paper")) << md;
+  for (const char* width : {"64", "128"})
+    EXPECT_TRUE(std::filesystem::exists(dir.path() / "s" / "runs" / "mqar" / (std::string("d_model-") + width) /
+                                        "seed-0" / "result.json"))
+        << width;
+  const std::string recall = read_text(dir.path() / "s" / "recall.md");
+  EXPECT_TRUE(contains(recall, "| `transformer` | 128 |")) << recall;
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "s" / "recall.svg"));
+  const auto summary = nlohmann::json::parse(read_text(dir.path() / "s" / "suite.json"));
+  EXPECT_EQ(summary["suite"], "mqar");
+  EXPECT_EQ(summary["grid_selections"].size(), 2u);
+  EXPECT_EQ(summary["runs"][1]["point"]["model.d_model"], "128");
+
+  // A task of another suite, and a --set on a swept axis, are refused before any run.
+  auto wrong = lrahost("suite --plugin transformer --tasks mqar --preset smoke --out " + (dir.path() / "w").string());
+  EXPECT_EQ(wrong.code, 2) << wrong.output;
+  EXPECT_TRUE(contains(wrong.output, "'mqar' is not a task of suite lra")) << wrong.output;
+  EXPECT_TRUE(contains(wrong.output, "pass --suite mqar")) << wrong.output;
+  auto swept = lrahost("suite --suite mqar --plugin transformer --preset smoke --set model.d_model=128 --out " +
+                       (dir.path() / "x").string());
+  EXPECT_EQ(swept.code, 2) << swept.output;
+  EXPECT_TRUE(contains(swept.output, "model.d_model is an axis of")) << swept.output;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "x" / "runs"));
+  auto unknown = lrahost("suite --suite zoology --plugin transformer --out " + (dir.path() / "z").string());
+  EXPECT_EQ(unknown.code, 2) << unknown.output;
+  EXPECT_TRUE(contains(unknown.output, "unknown suite 'zoology' (suites: lra, mqar, mad)")) << unknown.output;
 }

@@ -1,0 +1,150 @@
+#include "runs/suite_grid.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "common/text.h"
+
+namespace lra::host {
+namespace {
+
+using nlohmann::json;
+
+std::string short_name(const std::string& axis) { return axis.substr(axis.find('.') + 1); }
+bool is_model_axis(const std::string& axis) { return axis.rfind("model.", 0) == 0; }
+
+std::string label(const GridPoint& p, bool model) {
+  std::vector<std::string> parts;
+  for (const auto& [axis, value] : p.values)
+    if (is_model_axis(axis) == model) parts.push_back(short_name(axis) + " " + value);
+  return text::join(parts, ", ");
+}
+
+std::string percent(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", 100 * v);
+  return buf;
+}
+
+// The point's label from a run record's "point" object, for the axes of one kind.
+std::string record_label(const json& point, bool model) {
+  std::vector<std::string> parts;
+  for (const auto& [axis, value] : point.items())
+    if (is_model_axis(axis) == model) parts.push_back(short_name(axis) + " " + value.get<std::string>());
+  return text::join(parts, ", ");
+}
+
+// A map that keeps its keys in insertion order: runs are recorded in the
+// grid's order, and the tables keep it (64 before 128, not after).
+template <class V>
+struct Ordered {
+  std::vector<std::pair<std::string, V>> items;
+  V& operator[](const std::string& k) {
+    for (auto& [key, v] : items)
+      if (key == k) return v;
+    return items.emplace_back(k, V{}).second;
+  }
+};
+
+}  // namespace
+
+std::vector<std::string> GridPoint::sets() const {
+  std::vector<std::string> out;
+  for (const auto& [axis, value] : values) out.push_back(axis + "=" + value);
+  return out;
+}
+
+std::string GridPoint::folder() const {
+  std::vector<std::string> parts;
+  for (const auto& [axis, value] : values) parts.push_back(short_name(axis) + "-" + value);
+  return text::join(parts, "_");
+}
+
+std::string GridPoint::model_label() const { return label(*this, true); }
+std::string GridPoint::train_label() const { return label(*this, false); }
+
+std::vector<GridPoint> grid_points(const Manifest& m) {
+  std::vector<GridPoint> points = {GridPoint{}};
+  for (const auto& axis : m.grid) {
+    std::vector<GridPoint> next;
+    for (const auto& p : points)
+      for (double v : axis.values) {
+        GridPoint q = p;
+        // As --set writes it: integers without a fraction, others in their shortest exact form.
+        const bool whole = v == std::floor(v) && std::fabs(v) < 1e15;
+        q.values.emplace_back(axis.key, whole ? std::to_string(static_cast<int64_t>(v)) : json(v).dump());
+        next.push_back(std::move(q));
+      }
+    points = std::move(next);
+  }
+  return points;
+}
+
+json select_grid_points(const json& runs) {
+  // task -> model label -> train label -> the runs there
+  Ordered<Ordered<Ordered<std::vector<const json*>>>> groups;
+  for (const auto& r : runs) {
+    if (!r.contains("point") || r["point"].empty()) continue;
+    groups[r["task"].get<std::string>()][record_label(r["point"], true)][record_label(r["point"], false)].push_back(&r);
+  }
+  json out = json::array();
+  for (const auto& [task, models] : groups.items)
+    for (const auto& [model, trains] : models.items) {
+      json best = nullptr;
+      json candidates = json::array();
+      double best_val = -1;
+      for (const auto& [train, rs] : trains.items) {
+        double val = 0, test = 0;
+        int n = 0;
+        json dirs = json::array();
+        for (const json* r : rs) {
+          dirs.push_back((*r)["run_dir"]);
+          if (!r->contains("best_val_accuracy") || !r->contains("test_accuracy")) continue;
+          val += (*r)["best_val_accuracy"].get<double>();
+          test += (*r)["test_accuracy"].get<double>();
+          ++n;
+        }
+        json c = {{"train", train}, {"finished", n}, {"runs", static_cast<int64_t>(rs.size())}, {"run_dirs", dirs}};
+        if (n > 0) {
+          c["val_accuracy"] = val / n;
+          c["test_accuracy"] = test / n;
+          // Ties keep the first point in the grid's order.
+          if (val / n > best_val) best_val = val / n, best = c;
+        }
+        candidates.push_back(std::move(c));
+      }
+      out.push_back({{"task", task}, {"model", model}, {"selected", best}, {"candidates", candidates}});
+    }
+  return out;
+}
+
+std::string grid_selection_markdown(const json& selections) {
+  std::string md;
+  std::string task;
+  for (const auto& s : selections) {
+    if (s["task"] != task) {
+      task = s["task"].get<std::string>();
+      md += "\n## " + text::markdown_cell(task) +
+            ": the best training point per model, chosen on validation\n\n"
+            "| model | chosen | validation | test | candidates (validation) |\n|---|---|---:|---:|---|\n";
+    }
+    std::vector<std::string> cands;
+    const bool tuned = s["candidates"].size() > 1 || !s["candidates"][0]["train"].get<std::string>().empty();
+    for (const auto& c : s["candidates"])
+      cands.push_back(c["train"].get<std::string>() + ": " +
+                      (c.contains("val_accuracy") ? percent(c["val_accuracy"].get<double>())
+                                                  : std::string("no finished run")));
+    const json& b = s["selected"];
+    md += "| " + text::markdown_cell(s["model"].get<std::string>().empty() ? "-" : s["model"].get<std::string>()) +
+          " | " + (b.is_null() ? "none finished" : tuned ? text::markdown_cell(b["train"].get<std::string>()) : "(no training axis)") + " | " +
+          (b.is_null() ? "—" : percent(b["val_accuracy"].get<double>())) + " | " +
+          (b.is_null() ? "—" : percent(b["test_accuracy"].get<double>())) + " | " +
+          (tuned ? text::markdown_cell(text::join(cands, "; ")) : "—") + " |\n";
+  }
+  if (!md.empty())
+    md += "\nAccuracy in %, the mean over the point's seeds (a sequence task's: the share of scored positions "
+          "right). The training point is chosen on validation accuracy; test is reported at that point only.\n";
+  return md;
+}
+
+}  // namespace lra::host

@@ -1,0 +1,40 @@
+// runs/suite_grid.h — a suite over a manifest's [grid] (manifest/manifest.h):
+// every point is a run, and the summary reports, for each point of the
+// model's axes (Zoology's widths), the point of the training axes (learning
+// rate, weight decay) with the best validation accuracy — the optimiser is
+// tuned per model, on validation, never on test. Torch-free.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "manifest/manifest.h"
+
+namespace lra::host {
+
+struct GridPoint {
+  std::vector<std::pair<std::string, std::string>> values;  // (axis, value as --set writes it), the grid's order
+  std::vector<std::string> sets() const;      // {"model.d_model=128", "train.lr=0.01"}
+  std::string folder() const;                 // "d_model-128_lr-0.01" ("" without a grid)
+  std::string model_label() const;            // the model axes: "d_model 128" ("" when none)
+  std::string train_label() const;            // the training axes: "lr 0.01" ("" when none)
+};
+
+// Every point of m's grid (the product of its axes, first axis slowest); one
+// empty point for a manifest without a grid.
+std::vector<GridPoint> grid_points(const Manifest& m);
+
+// From a suite's run records ({"task", "point": {axis: value}, "status",
+// "best_val_accuracy", "test_accuracy", "run_dir", ...}): per task and model
+// point, the training point whose mean best validation accuracy over its
+// finished seeds is highest, with its test accuracy's mean and its runs. A
+// model point none of whose runs finished is listed with "selected": null.
+nlohmann::json select_grid_points(const nlohmann::json& runs);
+
+// suite.md's section for the selections: one table per task.
+std::string grid_selection_markdown(const nlohmann::json& selections);
+
+}  // namespace lra::host
