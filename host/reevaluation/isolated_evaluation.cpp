@@ -49,8 +49,16 @@ IsolatedEvaluation evaluate_isolated(const IsolatedEvaluationInput& in, MixerPro
       throw Error(ErrorKind::plugin, "the submitted plugin opened in the mixer process is not the plugin the run names");
     const MixerFactory factory = remote_mixer_factory(process, recorded_option_texts(run));
 
-    // Where the head reads: the host's probe, through the confined mixer.
-    if (run.summary_recorded) {
+    // A sequence task's model: the per-position backbone its data call for.
+    const bool sequence = in.targets != nullptr;
+    const auto spec = [&](SummaryPosition summary) {
+      if (sequence) return backbone_spec(run.model, *in.data, run.seed);
+      return BackboneSpec{run.model, in.info.vocab_size, in.info.num_classes, run.seed, in.info.paired, summary};
+    };
+
+    // Where the head reads: the host's probe, through the confined mixer (a
+    // sequence task's head reads every position: nothing to probe).
+    if (run.summary_recorded && !sequence) {
       const SummaryPosition probed = choose_summary_position(
           factory, BackboneSpec{run.model, in.info.vocab_size, in.info.num_classes, run.seed, in.info.paired});
       const std::string name = summary_position_name(probed);
@@ -63,9 +71,7 @@ IsolatedEvaluation evaluate_isolated(const IsolatedEvaluationInput& in, MixerPro
 
     // The model as the run built it before training.
     torch::manual_seed(run.seed);
-    Classifier model(BackboneSpec{run.model, in.info.vocab_size, in.info.num_classes, run.seed, in.info.paired,
-                                  run.summary},
-                     factory);
+    Classifier model(spec(run.summary), factory);
     model->eval();
     const NamedTensors fresh = snapshot_tensors(*model);
 
@@ -103,7 +109,7 @@ IsolatedEvaluation evaluate_isolated(const IsolatedEvaluationInput& in, MixerPro
     model->to(device);
     const int64_t batch = recorded_evaluation_pass(run.result);
     const bool bf16 = device.is_cuda() && recorded_bf16(run.result);
-    auto pass = [&](bool trained) {
+    auto load_weights = [&](bool trained) {
       if (trained) {
         try {
           load_module(*model, run.model_file, device);
@@ -113,9 +119,15 @@ IsolatedEvaluation evaluate_isolated(const IsolatedEvaluationInput& in, MixerPro
       } else {
         restore(*model, fresh);
       }
-      return predict(model, in.inputs, run.model.max_len, batch, device, bf16);
     };
-    for (bool trained : {in.trained_first, !in.trained_first}) (trained ? out.trained : out.fresh) = pass(trained);
+    for (bool trained : {in.trained_first, !in.trained_first}) {
+      load_weights(trained);
+      if (sequence)
+        (trained ? out.trained_positions : out.fresh_positions) =
+            count_right_positions(model, in.inputs, *in.targets, run.model.max_len, batch, device, bf16);
+      else
+        (trained ? out.trained : out.fresh) = predict(model, in.inputs, run.model.max_len, batch, device, bf16);
+    }
     if (in.replay && in.data)
       out.fine_tuning_start = replay_fine_tuning_start(*in.replay, run, in.config, *in.data, factory,
                                                        static_cast<int>(process.abi_minor()), device, r);
@@ -130,10 +142,14 @@ IsolatedEvaluation evaluate_isolated(const IsolatedEvaluationInput& in, MixerPro
     if (e.kind() == ErrorKind::storage || e.kind() == ErrorKind::memory) throw;
     out.trained.reset();
     out.fresh.reset();
+    out.trained_positions.reset();
+    out.fresh_positions.reset();
     fail(std::string(e.what()) + kept);
   } catch (const c10::Error& e) {
     out.trained.reset();
     out.fresh.reset();
+    out.trained_positions.reset();
+    out.fresh_positions.reset();
     fail("the model could not be evaluated (" + text::first_line(e.what_without_backtrace()) + ")" + kept);
   }
   return out;

@@ -26,6 +26,7 @@
 #include "reevaluation/reevaluate.h"
 #include "rules/rules.h"
 #include "results/run_record.h"
+#include "train/trainer.h"
 
 namespace lra::host {
 
@@ -41,10 +42,14 @@ struct IsolatedEvaluationInput {
   // from encoder.pt on `data`'s training split (reevaluation/fine_tuning_replay.h).
   const lra::Dataset* data = nullptr;
   std::optional<FineTuningReplayInput> replay;
+  // A sequence task: `inputs`' targets, in the same order; the verifier scores
+  // each pass against them (they never reach the mixer process).
+  const lra::SplitTargets* targets = nullptr;
 };
 
 struct IsolatedEvaluation {
   std::optional<std::vector<int32_t>> trained, fresh;  // predictions; nullopt when a pass failed
+  std::optional<PositionCounts> trained_positions, fresh_positions;  // a sequence task's, instead
   nlohmann::json parameters, isolation;                // reevaluation.json's "parameters" and "isolation"
   nlohmann::json fine_tuning_start;                    // ... and "fine_tuning_start" (self-pretrained runs)
 };

@@ -8,11 +8,13 @@
 
 namespace lra::host {
 
-std::optional<lra::Params> private_set_params(const lra::Params& run_params, uint64_t secret_seed, int64_t examples) {
+std::optional<lra::Params> private_set_params(const lra::Params& run_params, uint64_t secret_seed, int64_t examples,
+                                              bool in_memory) {
   if (!run_params.count("seed")) return std::nullopt;
   lra::Params p = run_params;
   // Task seeds are non-negative int64.
   p["seed"] = static_cast<int64_t>(secret_seed & 0x3fffffffffffffffull);
+  if (in_memory) return p;
   if (run_params.count("test_size")) {
     p["test_size"] = examples;
     if (p.count("train_size")) p["train_size"] = int64_t{1};
@@ -34,6 +36,13 @@ lra::Split draw_private_set(const LoadedPlugin& task, const lra::Params& params,
   append_split(all, d.dataset.val);
   append_split(all, d.dataset.test);
   return all;
+}
+
+std::pair<lra::Split, lra::SplitTargets> draw_private_test_split(const LoadedPlugin& task, const lra::Params& params,
+                                                                 int threads) {
+  // Drawn in memory: no folder is read or written.
+  LoadedData d = load_task_data(task, params, "", threads, /*allow_generate=*/false, "the private test set");
+  return {std::move(d.dataset.test), std::move(d.dataset.sequence.test)};
 }
 
 ProportionTest two_proportion_test(int64_t k1, int64_t n1, int64_t k2, int64_t n2) {

@@ -20,7 +20,16 @@ namespace lra::host {
 // keys scaled (test_size = examples, train_size = val_size = 1 for ListOps;
 // images = examples for the Pathfinder family). nullopt when the task has no
 // seed and size keys of a generator, i.e. its data are downloaded.
-std::optional<lra::Params> private_set_params(const lra::Params& run_params, uint64_t secret_seed, int64_t examples);
+// A task that draws its examples in memory (`in_memory`: a sequence task such
+// as mqar, whose [data] sizes are a grid of cells) keeps its sizes: its
+// private set is the test split drawn at the secret seed (draw_private_test_split).
+std::optional<lra::Params> private_set_params(const lra::Params& run_params, uint64_t secret_seed, int64_t examples,
+                                              bool in_memory = false);
+
+// The test split, and a sequence task's targets for it, of a task that draws
+// its examples in memory, at the private set's settings.
+std::pair<lra::Split, lra::SplitTargets> draw_private_test_split(const LoadedPlugin& task, const lra::Params& params,
+                                                                 int threads);
 
 // Generates (under `scratch`) and loads the private set; every split of it is
 // unseen, so all of them are returned as one split.

@@ -22,6 +22,7 @@
 #include "isolation/readable_copy.h"
 #include "reevaluation/run_code.h"
 #include "reevaluation/private_set.h"
+#include "reevaluation/sequence_scoring.h"
 #include "results/result.h"
 #include "results/signature.h"
 #include "train/batches.h"
@@ -78,7 +79,7 @@ lra::Split permuted(const lra::Split& from, const std::vector<size_t>& order) {
                          from.tokens2.begin() + from.offsets2[j + 1]);
       out.offsets2.push_back(static_cast<int64_t>(out.tokens2.size()));
     }
-    out.labels.push_back(from.labels[j]);
+    if (!from.labels.empty()) out.labels.push_back(from.labels[j]);  // a sequence task has none
   }
   return out;
 }
@@ -137,15 +138,6 @@ void reevaluate_run(const RunContext& ctx, RunReevaluation& r) {
     std::stringstream ss;
     ss << in.rdbuf();
     result = parse_json_input(ss.str());
-  }
-  // Sequence tasks (SDK 1.4) are scored per position: the re-evaluation's
-  // private examples and per-example predictions are a classifier's. Said,
-  // never a half-checked verdict (docs/suites.md, what is not built yet).
-  if (json_text_at(result, {"metrics", "scored"}) == "position") {
-    fail("this is a sequence task's result (metrics.scored = \"position\", task " +
-         json(json_text_at(result, {"task", "name"})).dump() +
-         "): re-evaluating sequence tasks is not built yet; verify without --reevaluate checks the file");
-    return;
   }
   r.report["result_digest"] = json_text_at(result, {"digest"});
   r.report["division"] = v.division;
@@ -226,6 +218,8 @@ void reevaluate_run(const RunContext& ctx, RunReevaluation& r) {
     return;
   }
   const auto& info = data.dataset.info;
+  // A sequence task (SDK 1.4) is scored per position, against the verifier's targets.
+  const bool sequence = data.dataset.is_sequence_task();
   // A self-pretrained run: its pretraining's data and weights, and what the
   // replay of its fine-tuning's first updates reads (step 7).
   std::optional<FineTuningReplayInput> replay;
@@ -238,7 +232,8 @@ void reevaluate_run(const RunContext& ctx, RunReevaluation& r) {
   std::map<std::string, std::vector<int64_t>> host_buffers;
   ParamBudget budget;
   {
-    BackboneSpec spec{config.model, info.vocab_size, info.num_classes, 0, info.paired};
+    const BackboneSpec spec = sequence ? backbone_spec(config.model, data.dataset, 0)
+                                       : BackboneSpec{config.model, info.vocab_size, info.num_classes, 0, info.paired};
     Classifier reference(spec, make_reference_attention);
     for (const auto& b : reference->named_buffers(true))
       if (b.key().find("mixer.") == std::string::npos) host_buffers[b.key()] = b.value().sizes().vec();
@@ -257,27 +252,37 @@ void reevaluate_run(const RunContext& ctx, RunReevaluation& r) {
   const lra::Split& test = data.dataset.test;
   const size_t n = test.size();
   lra::Split all = test;
+  lra::SplitTargets all_targets = sequence ? data.dataset.sequence.test : lra::SplitTargets{};
   size_t n_private = 0;
   const int64_t want_private = o.private_examples > 0 ? o.private_examples : static_cast<int64_t>(n);
   std::mt19937_64 secret(secret_seed(o.private_seed));
-  if (auto params = private_set_params(data.params, secret(), want_private)) {
-    const lra::Split priv = draw_private_set(task, *params, ctx.scratch / "private-data", o.threads);
-    fs::remove_all(ctx.scratch / "private-data");  // the examples stay only in memory and as label-free inputs
-    append_split(all, priv);
-    n_private = priv.size();
+  if (auto params = private_set_params(data.params, secret(), want_private, sequence)) {
+    if (sequence) {  // drawn in memory: the test grid's cells at the secret seed
+      auto [priv, priv_targets] = draw_private_test_split(task, *params, o.threads);
+      append_split(all, priv);
+      append_targets(all_targets, priv_targets);
+      n_private = priv.size();
+    } else {
+      const lra::Split priv = draw_private_set(task, *params, ctx.scratch / "private-data", o.threads);
+      fs::remove_all(ctx.scratch / "private-data");  // the examples stay only in memory and as label-free inputs
+      append_split(all, priv);
+      n_private = priv.size();
+    }
   }
   std::vector<size_t> order(all.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::shuffle(order.begin(), order.end(), secret);
   const lra::Split shuffled = permuted(all, order);
+  const lra::SplitTargets shuffled_targets = sequence ? permuted_targets(all_targets, all, order) : lra::SplitTargets{};
 
   // 7. The model, built and run by the verifier with its mixers in the
   //    confined mixer process (reevaluation/isolated_evaluation.h): the
   //    submitted code sees its own tensors and the mixer inputs, never a
   //    file of the run. The two passes differ only in the mixers' tensors.
   const RunRecord run = read_run_record(run_dir);
-  const IsolatedEvaluationInput in{run,          config, info, shuffled, host_buffers, budget, (secret() & 1) != 0,
-                                   &data.dataset, replay};
+  const IsolatedEvaluationInput in{run,          config, info,   shuffled,
+                                   host_buffers, budget, (secret() & 1) != 0, &data.dataset,
+                                   replay,       sequence ? &shuffled_targets : nullptr};
   r.report["sandbox"] = {{"bubblewrap", o.sandbox},
                          {"memory_limit_bytes", o.limits.memory_bytes},
                          {"time_limit_seconds", ctx.time_limit_seconds},
@@ -295,6 +300,16 @@ void reevaluate_run(const RunContext& ctx, RunReevaluation& r) {
   if (!eval.parameters.is_null()) r.report["parameters"] = eval.parameters;
   if (!eval.isolation.is_null()) r.report["isolation"] = eval.isolation;
   if (!eval.fine_tuning_start.is_null()) r.report["fine_tuning_start"] = eval.fine_tuning_start;
+  if (sequence) {  // steps 8-10 per scored position (reevaluation/sequence_scoring.h)
+    if (!eval.trained_positions || !eval.fresh_positions) return;
+    const VerifierSetting setting = verifier_setting(o, result);
+    judge_sequence_passes({*eval.trained_positions, *eval.fresh_positions, order, n,
+                           majority_target_rate(all_targets, data.dataset.sequence.num_classes)},
+                          {o.tolerance, o.significance, setting.same_as_run, setting.same_as_run && same_build,
+                           setting.device, setting.precision},
+                          result, r);
+    return;
+  }
   if (!eval.trained || !eval.fresh) return;
   const std::vector<int32_t>& trained = *eval.trained;
   const std::vector<int32_t>& fresh = *eval.fresh;

@@ -148,6 +148,26 @@ std::vector<int32_t> predict(Classifier& model, const lra::Split& split, int64_t
   return out;
 }
 
+PositionCounts count_right_positions(Classifier& model, const lra::Split& split, const lra::SplitTargets& targets,
+                                     int64_t max_len, int64_t batch_size, const torch::Device& device, bool bf16) {
+  PositionCounts out;
+  out.correct.assign(split.size(), 0);
+  out.positions.assign(split.size(), 0);
+  for_each_eval_batch(model, split, &targets, max_len, batch_size, device, bf16,
+                      [&](const Batch& b, const std::vector<int64_t>& idx, const torch::Tensor& logits) {
+    const auto scored = b.targets.ne(lra::kIgnoreTarget);
+    const auto right = logits.argmax(-1).eq(b.targets.index({scored})).contiguous().to(torch::kCPU);
+    const auto rows = scored.nonzero().select(1, 0).contiguous().to(torch::kCPU);
+    const auto* rp = rows.data_ptr<int64_t>();
+    const auto* ok = right.data_ptr<bool>();
+    for (int64_t k = 0; k < rows.size(0); ++k) {
+      ++out.positions[idx[rp[k]]];
+      out.correct[idx[rp[k]]] += ok[k] ? 1 : 0;
+    }
+  });
+  return out;
+}
+
 namespace {
 
 // The LRA classification objective: cross-entropy over shuffled batches cut

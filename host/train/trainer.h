@@ -87,6 +87,17 @@ EvalResult evaluate_split(Classifier& model, const lra::Dataset& data, const lra
 std::vector<int32_t> predict(Classifier& model, const lra::Split& split, int64_t max_len, int64_t batch_size,
                              const torch::Device& device, bool bf16 = false);
 
+// A sequence task's model on `split`, scored against `targets`: per example,
+// in order, its scored positions and the ones predicted right — batched as
+// evaluate() batches, so they sum to its accuracy. What a verifier compares
+// with its own targets, which never reach a mixer.
+struct PositionCounts {
+  std::vector<int64_t> correct, positions;
+};
+PositionCounts count_right_positions(Classifier& model, const lra::Split& split, const lra::SplitTargets& targets,
+                                     int64_t max_len, int64_t batch_size, const torch::Device& device,
+                                     bool bf16 = false);
+
 // The loop's options (schedule, device, progress, checkpoints and resume,
 // data parallel: train/training_loop.h) and what the classifier adds.
 struct TrainerOptions : TrainingLoopOptions {

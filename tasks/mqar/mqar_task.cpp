@@ -19,6 +19,7 @@ namespace mq = lra::tasks::mqar;
 // Zoology's zoology/experiments/mqar_example_configs/original_mqar_configs.py:
 // the train mixture and the test grid (docs/suites.md). Validation: the test
 // grid's cells, fewer examples each (Zoology validates on its test set).
+constexpr int64_t kMaxSplitTokens = int64_t{1} << 27;
 constexpr char kTrainGrid[] = "64x4x100000,128x8x20000,256x16x20000,256x32x20000,256x64x20000";
 constexpr char kTestGrid[] = "64x4x1000,64x8x1000,64x16x1000,128x32x1000,256x64x1000,512x128x1000,1024x256x1000";
 constexpr char kValGrid[] = "64x4x200,64x8x200,64x16x200,128x32x200,256x64x200,512x128x200,1024x256x200";
@@ -62,7 +63,20 @@ Config read_config(const Params& given) {
   for (const auto& [grid, key] : {std::pair<const std::vector<mq::Cell>*, const char*>{&c.train, "train_grid"},
                                   {&c.val, "val_grid"},
                                   {&c.test, "test_grid"}})
-    for (const auto& cell : *grid) mq::validate(c.settings, cell, key);
+  {
+    int64_t tokens = 0;
+    for (const auto& cell : *grid) {
+      mq::validate(c.settings, cell, key);
+      tokens += cell.length * std::min<int64_t>(cell.examples, kMaxSplitTokens);
+      if (tokens > kMaxSplitTokens) break;  // (and no overflow over many cells)
+    }
+    // A bound on what a [data] section can make anyone draw (a verifier
+    // re-evaluating someone's result included): 8 bytes a token.
+    if (tokens > kMaxSplitTokens)
+      throw Error(ErrorKind::rules, "mqar [data] " + std::string(key) + ": " + std::to_string(tokens) +
+                                        " tokens in one split, above the limit of " + std::to_string(kMaxSplitTokens) +
+                                        " (2^27, about 1 GiB of tokens and targets)");
+  }
   c.seed = static_cast<uint64_t>(r.get_int("seed"));
   return c;
 }

@@ -220,3 +220,46 @@ TEST_F(ReevaluateCli, AdversarialOptimizerGroupsAreRecomputedFromThePlugin) {
 
 }  // namespace
 }  // namespace lra::test
+
+namespace lra::test {
+namespace {
+
+// Issue 45: a sequence task's bundle (MQAR) re-evaluates per scored position,
+// for a C++ and a Python mixer alike: the verifier's own targets (never sent to
+// the mixer process), a private set of the same cells drawn at a secret seed,
+// and freshly initialised weights against the majority target.
+TEST_F(ReevaluateCli, AnHonestMqarResultOfACAndAPythonMixerReevaluatesPerPosition) {
+  // A small vocabulary, so that a few hundred updates learn recall (the transformer: about 93%).
+  const std::string few =
+      "--set train.steps=600 --set train.eval_every=600 --set train.steps_per_cycle=600 --set train.batch_size=32 "
+      "--set data.vocab_size=128 --set data.train_grid=64x4x2000 --set data.val_grid=64x4x50 "
+      "--set data.test_grid=64x4x150,64x8x150";
+  train("transformer", "mqar", "cpp", few);
+  train(std::string(LRA_SOURCE_DIR) + "/sdk/examples/python/retention.py:Retention", "mqar", "python", few);
+  const fs::path checked = d_.path() / "checked";
+  auto v = submit_and_reevaluate(checked);
+  EXPECT_EQ(v.code, 0) << v.output;
+  int reports = 0;
+  std::vector<double> accuracies;
+  for (const auto& dir : fs::directory_iterator(checked / "runs")) {
+    SCOPED_TRACE(dir.path().string());
+    ++reports;
+    const json rep = json::parse(read_text(dir.path() / "reevaluation.json"));
+    const json result = json::parse(read_text(dir.path() / "result.json"));
+    EXPECT_TRUE(rep["valid"].get<bool>()) << rep.dump(2);
+    EXPECT_EQ(rep["test"]["scored"], "position");
+    EXPECT_EQ(rep["test"]["recomputed_accuracy"].get<double>(), result["metrics"]["test_accuracy"].get<double>());
+    EXPECT_EQ(rep["test"]["positions"], result["metrics"]["test_positions"]);
+    EXPECT_EQ(rep["private"]["examples"], 300);  // the test grid's cells, at the secret seed
+    EXPECT_FALSE(rep["private"]["flagged"].get<bool>()) << rep.dump(2);
+    EXPECT_FALSE(rep["fresh_weights"]["flagged"].get<bool>()) << rep.dump(2);
+    EXPECT_EQ(rep["parameters"]["reference"], result["rules"]["reference_params"]);
+    accuracies.push_back(rep["test"]["recomputed_accuracy"].get<double>());
+  }
+  EXPECT_EQ(reports, 2);
+  // Not a vacuous pass: at least one model answers most queries.
+  EXPECT_GT(*std::max_element(accuracies.begin(), accuracies.end()), 0.5);
+}
+
+}  // namespace
+}  // namespace lra::test

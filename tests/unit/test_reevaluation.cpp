@@ -16,6 +16,7 @@
 #include "isolation/cpu_turns.h"
 #include "isolation/mixer_wire.h"
 #include "reevaluation/private_set.h"
+#include "reevaluation/sequence_scoring.h"
 #include "train/trainer.h"
 
 namespace lra::host {
@@ -355,3 +356,108 @@ TEST(PrivateSet, ScalesTheGeneratorsSizeKeysAndReplacesOnlyTheSeed) {
 
 }  // namespace
 }  // namespace lra::host
+
+// A sequence task's re-evaluation (reevaluation/sequence_scoring.h): examples
+// are clusters of positions. Honest work passes: two sets from one
+// distribution where each example is wholly right or wholly wrong (perfectly
+// correlated positions) give no flag, though a per-position test would call
+// the same chance gap significant; a real gap is flagged.
+namespace {
+
+lra::host::PositionCounts clustered(int64_t examples, int64_t positions_each, int64_t right_examples) {
+  lra::host::PositionCounts c;
+  for (int64_t i = 0; i < examples; ++i) {
+    c.positions.push_back(positions_each);
+    c.correct.push_back(i < right_examples ? positions_each : 0);
+  }
+  return c;
+}
+
+}  // namespace
+
+TEST(SequenceScoring, ExamplesAreClustersSoAChanceGapIsNotFlagged) {
+  using namespace lra::host;
+  // 1,000 examples of 50 positions each; 520 vs 480 examples wholly right: a chance gap of 4 points.
+  const auto pub = clustered(1000, 50, 520), priv = clustered(1000, 50, 480);
+  const ProportionTest t = clustered_gap_test(pub, priv);
+  EXPECT_NEAR(t.gap, 0.04, 1e-12);
+  EXPECT_GT(t.p_value, 0.02);  // about 0.037: two-proportion test over 1,000 examples each
+  const ProportionTest naive =
+      two_proportion_test(total_correct(pub), total_positions(pub), total_correct(priv), total_positions(priv));
+  EXPECT_LT(naive.p_value, 1e-20);  // what counting positions as independent would claim
+  // A real gap is flagged: 90% against 50%.
+  EXPECT_LT(clustered_gap_test(clustered(1000, 50, 900), priv).p_value, 1e-50);
+  EXPECT_DOUBLE_EQ(clustered_gap_test(priv, priv).p_value, 0.5);
+  // The fresh-weights side: at the majority rate, not flagged; far above it, flagged.
+  EXPECT_GT(clustered_above_rate_test(clustered(1000, 50, 100), 0.1).p_value, 0.4);
+  EXPECT_LT(clustered_above_rate_test(clustered(1000, 50, 300), 0.1).p_value, 1e-20);
+  EXPECT_EQ(clustered_above_rate_test(clustered(1000, 50, 0), 0.1).p_value, 1.0);
+}
+
+TEST(SequenceScoring, TargetsFollowTheSecretOrderAndCountsComeBack) {
+  using namespace lra::host;
+  lra::Split s;
+  s.tokens = {1, 2, 3, 4, 5, 6};
+  s.offsets = {0, 1, 3, 6};
+  lra::SplitTargets t;
+  t.targets = {-100, 7, 8, -100, 9, 10};
+  t.cells = {0, 1, 1};
+  const std::vector<size_t> order = {2, 0, 1};
+  const auto p = permuted_targets(t, s, order);
+  EXPECT_EQ(p.targets, (std::vector<int32_t>{-100, 9, 10, -100, 7, 8}));
+  EXPECT_EQ(p.cells, (std::vector<int32_t>{1, 0, 1}));
+  PositionCounts shuffled{{2, 0, 1}, {2, 1, 2}};  // counts of shuffled examples 0, 1, 2 = examples 2, 0, 1
+  const auto back = unshuffled_counts(shuffled, order, 0, 3);
+  EXPECT_EQ(back.correct, (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(back.positions, (std::vector<int64_t>{1, 2, 2}));
+  const auto tail = unshuffled_counts(shuffled, order, 1, 3);
+  EXPECT_EQ(tail.correct, (std::vector<int64_t>{1, 2}));
+  // An in-memory task keeps its sizes; only the seed is secret.
+  const auto params = private_set_params({{"seed", int64_t{123}}, {"test_grid", std::string("64x4x10")}}, 99, 5, true);
+  ASSERT_TRUE(params.has_value());
+  EXPECT_EQ(std::get<int64_t>(params->at("seed")), 99);
+  EXPECT_EQ(std::get<std::string>(params->at("test_grid")), "64x4x10");
+}
+
+// judge_sequence_passes in both directions: honest counts pass; a public split
+// far above the private set, a raised test accuracy, or fresh weights above
+// the majority target are each refused, naming what.
+TEST(SequenceScoring, TheVerdictRefusesEachForgeryAndPassesHonestCounts) {
+  using namespace lra::host;
+  const size_t n = 400;  // 200 public, 200 private, interleaved
+  std::vector<size_t> order(n);
+  for (size_t j = 0; j < n; ++j) order[j] = (j % 2) ? 200 + j / 2 : j / 2;
+  auto shuffled = [&](int64_t public_right, int64_t private_right) {
+    PositionCounts c;
+    for (size_t j = 0; j < n; ++j) {
+      const bool pub = order[j] < 200;
+      const int64_t i = static_cast<int64_t>(pub ? order[j] : order[j] - 200);
+      c.positions.push_back(4);
+      c.correct.push_back(i < (pub ? public_right : private_right) ? 4 : 0);
+    }
+    return c;
+  };
+  auto judge = [&](const PositionCounts& trained, const PositionCounts& fresh, double recorded) {
+    RunReevaluation r;
+    const nlohmann::json result = {{"metrics", {{"test_accuracy", recorded}, {"test_positions", 800}}},
+                                   {"task", {{"examples", {{"test", 200}}}}}};
+    judge_sequence_passes({trained, fresh, order, 200, 0.05}, {0.01, 0.01, true, true, "cpu", "float32"}, result, r);
+    return r;
+  };
+  const PositionCounts none = shuffled(0, 0);
+  const auto honest = judge(shuffled(150, 146), none, 0.75);
+  EXPECT_TRUE(honest.reasons.empty()) << honest.reasons.front();
+  EXPECT_EQ(honest.report["test"]["correct"], 600);
+  EXPECT_EQ(honest.report["private"]["examples"], 200);
+  const auto memorised = judge(shuffled(190, 100), none, 0.95);
+  ASSERT_EQ(memorised.reasons.size(), 1u);
+  EXPECT_NE(memorised.reasons[0].find("likely trained or selected on the public test split"), std::string::npos);
+  const auto raised = judge(shuffled(150, 146), none, 0.80);
+  ASSERT_EQ(raised.reasons.size(), 1u);
+  EXPECT_NE(raised.reasons[0].find("metrics.test_accuracy is 80.00%, the submitted model scores 75.00%"),
+            std::string::npos)
+      << raised.reasons[0];
+  const auto gated = judge(shuffled(150, 146), shuffled(100, 100), 0.75);
+  ASSERT_EQ(gated.reasons.size(), 1u);
+  EXPECT_NE(gated.reasons[0].find("predictions do not depend on the trained weights"), std::string::npos);
+}
