@@ -141,6 +141,21 @@ std::string grid_selection_markdown(const json& selections) {
           (b.is_null() ? "—" : percent(b["test_accuracy"].get<double>())) + " | " +
           (tuned ? text::markdown_cell(text::join(cands, "; ")) : "—") + " |\n";
   }
+  // MAD's score: the mean over its tasks of each task's chosen test accuracy
+  // (one model point per task; a task none of whose runs finished has no score).
+  int scored_tasks = 0, tasks = 0;
+  double sum = 0;
+  bool one_model_each = true;
+  for (size_t i = 0; i < selections.size(); ++i) {
+    const bool first_of_task = i == 0 || selections[i]["task"] != selections[i - 1]["task"];
+    if (!first_of_task) one_model_each = false;
+    tasks += first_of_task;
+    if (first_of_task && !selections[i]["selected"].is_null())
+      sum += selections[i]["selected"]["test_accuracy"].get<double>(), ++scored_tasks;
+  }
+  if (tasks > 1 && one_model_each)
+    md += "\n**Mean over the " + std::to_string(tasks) + " tasks** (MAD's score): " +
+          (scored_tasks == tasks ? percent(sum / tasks) : std::string("— (a task has no finished run)")) + "\n";
   if (!md.empty())
     md += "\nAccuracy in %, the mean over the point's seeds (a sequence task's: the share of scored positions "
           "right). The training point is chosen on validation accuracy; test is reported at that point only.\n";

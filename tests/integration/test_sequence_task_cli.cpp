@@ -247,3 +247,22 @@ TEST(SequenceTask, ASuiteOfMqarRunsItsGridAndHasNoLraAverage) {
   EXPECT_EQ(unknown.code, 2) << unknown.output;
   EXPECT_TRUE(contains(unknown.output, "unknown suite 'zoology' (suites: lra, mqar, mad)")) << unknown.output;
 }
+
+// suite --suite mad: the MAD tasks' smoke presets sweep MAD's weight decays;
+// the summary chooses per task on validation and gives MAD's score, the mean.
+TEST(SequenceTask, AMadSuiteChoosesPerTaskAndScoresTheMean) {
+  TempDir dir;
+  auto o = lrahost("suite --suite mad --plugin transformer --preset smoke --threads 2 --tasks mad_recall,mad_memorization "
+                   "--set train.steps=4 --set train.eval_every=4 --set data.num_train_examples=64 --out " +
+                   (dir.path() / "s").string());
+  ASSERT_EQ(o.code, 0) << o.output;
+  const std::string md = read_text(dir.path() / "s" / "suite.md");
+  EXPECT_TRUE(contains(md, "# transformer: suite mad (smoke preset)")) << md;
+  EXPECT_TRUE(contains(md, "## mad_recall: the best training point per model")) << md;
+  EXPECT_TRUE(contains(md, "## mad_memorization: the best training point per model")) << md;
+  EXPECT_TRUE(contains(md, "weight_decay 0: ")) << md;
+  EXPECT_TRUE(contains(md, "weight_decay 0.1: ")) << md;
+  EXPECT_TRUE(contains(md, "**Mean over the 2 tasks** (MAD's score): ")) << md;
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "s" / "runs" / "mad_recall" / "weight_decay-0.1" / "seed-0" /
+                                      "result.json"));
+}

@@ -1,6 +1,8 @@
 // runs/suite_grid.h: a suite runs every point of a manifest's [grid] and, per
 // point of the model's axes, reports the training point with the best
 // validation accuracy — never the one with the best test accuracy.
+#include <tuple>
+
 #include <gtest/gtest.h>
 
 #include "manifest/presets.h"
@@ -74,6 +76,25 @@ TEST(SuiteGrid, ChoosesOnValidationMeanOverSeedsNeverOnTest) {
   json only_failed = json::array({failed});
   EXPECT_TRUE(select_grid_points(only_failed)[0]["selected"].is_null());
   EXPECT_NE(grid_selection_markdown(select_grid_points(only_failed)).find("none finished"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace lra::host
+
+namespace lra::host {
+namespace {
+
+// MAD's score: the mean over the tasks of each one's chosen test accuracy.
+TEST(SuiteGrid, SeveralTasksOfOneModelGetTheirMean) {
+  json runs = json::array();
+  for (const auto& [task, wd, val, test] :
+       std::vector<std::tuple<std::string, std::string, double, double>>{{"mad_recall", "0", 0.6, 0.5},
+                                                                          {"mad_recall", "0.1", 0.7, 0.6},
+                                                                          {"mad_memorization", "0", 0.9, 0.8}})
+    runs.push_back({{"task", task}, {"seed", 0}, {"point", {{"train.weight_decay", wd}}}, {"status", "ok"},
+                    {"best_val_accuracy", val}, {"test_accuracy", test}, {"run_dir", task + "/" + wd}});
+  const std::string md = grid_selection_markdown(select_grid_points(runs));
+  EXPECT_NE(md.find("**Mean over the 2 tasks** (MAD's score): 70.00"), std::string::npos) << md;
 }
 
 }  // namespace
