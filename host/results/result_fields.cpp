@@ -159,6 +159,9 @@ void check_metrics_section(Checker& c) {
     check_accuracy(c, "metrics.test_example_accuracy", c.require("metrics.test_example_accuracy", kNumber));
     check_non_negative(c, "metrics.test_positions", c.require("metrics.test_positions", kInteger));
     c.array_of("metrics.test_cells", kObject, true);
+    // SDK 1.5: present only for a task read from the last state.
+    if (const json* readout = c.optional("metrics.readout", kString); readout && *readout != "from_last_state")
+      c.fail("metrics.readout is " + show(*readout) + ", expected \"from_last_state\" or absent");
   }
 }
 

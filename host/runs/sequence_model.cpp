@@ -20,8 +20,8 @@ void check_sequence_model(const Manifest& m, const lra::Dataset& data, const Des
     return;
   }
   const bool last_state = data.sequence.readout == lra::SequenceReadout::from_last_state;
-  // from_last_state: the pooling is the host's own (the last state), and a
-  // pooled summary over the example would let the decoder read every token.
+  // from_last_state: the host pools itself (each example's last state), so a
+  // manifest's pooling would describe a model that is not the one trained.
   if (m.model.pooling != "none")
     throw Error(ErrorKind::rules, where + "task '" + task + "' is a sequence task (a target per position): its model has " +
                                       (last_state ? "a decoder of each example's last state (readout from_last_state)"

@@ -148,6 +148,9 @@ void load_dataset(Task task, const Params& params, int threads, Dataset* out) {
   out->info.num_classes = 0;  // a sequence task
   out->info.natural_len = c.settings.seq_len;
   out->sequence.num_classes = c.settings.vocab_size;  // MAD's head predicts a token
+  // Compression's target at t is token t: MAD scores it with its AutoEncoder
+  // (encoder -> last state -> MLP decoder), which a causal model would copy.
+  if (task == Task::compression) out->sequence.readout = SequenceReadout::from_last_state;
   fill_split(g, true, c.num_train, split_stream(c.seed, 1), threads, out->train, out->sequence.train);
   fill_split(g, false, c.num_val, split_stream(c.seed, 2), threads, out->val, out->sequence.val);
   fill_split(g, false, c.num_test, split_stream(c.seed, 3), threads, out->test, out->sequence.test);

@@ -1,6 +1,7 @@
-// One MAD task plugin (SDK 1.4 sequence task). CMakeLists.txt builds this file
-// six times, once per task, defining LRA_MAD_<TASK>; examples are drawn in
-// memory from the [data] seed whenever the task is loaded — no files.
+// One MAD task plugin (a sequence task; it claims the SDK's own ABI, 1.5 for
+// compression's SequenceReadout::from_last_state). CMakeLists.txt builds this
+// file six times, once per task, defining LRA_MAD_<TASK>; examples are drawn
+// in memory from the [data] seed whenever the task is loaded — no files.
 #include "lra/task.h"
 #include "mad_dataset.h"
 

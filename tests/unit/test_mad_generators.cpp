@@ -588,6 +588,10 @@ TEST(MadTasks, TheSameSeedGivesTheSameExamplesOnAnyThreadCountAndOthersDiffer) {
     EXPECT_EQ(a.train.size(), 40u);
     EXPECT_EQ(a.sequence.test.targets.size(), a.test.tokens.size());
     EXPECT_NE(a.source.find("seed 12345"), std::string::npos) << a.source;
+    // Compression is decoded from the last state (SDK 1.5), as MAD's AutoEncoder scores it.
+    EXPECT_EQ(a.sequence.readout, t == Task::compression ? lra::SequenceReadout::from_last_state
+                                                         : lra::SequenceReadout::every_position)
+        << mad::task_name(t);
   }
 }
 

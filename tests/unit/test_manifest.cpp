@@ -204,7 +204,8 @@ TEST(Manifest, Presets) {
   EXPECT_EQ(release_protocol("scratch", "forgetting"), "");
   EXPECT_THROW(find_suite("lra2"), lra::Error);
   // The causal LM of `lrahost forget` and the recall task mqar (a sequence task) have smoke presets too.
-  const std::vector<std::string> smoke = {"forgetting",      "image",          "listops",          "mad_fuzzy_recall",
+  const std::vector<std::string> smoke = {"forgetting",      "image",          "listops",          "mad_compression",
+                                          "mad_fuzzy_recall",
                                           "mad_memorization", "mad_noisy_recall", "mad_recall", "mad_selective_copy",
                                           "mqar",            "pathfinder",     "pathx",            "retrieval",
                                           "text"};

@@ -2,7 +2,8 @@
 //
 // A task plugin turns files (or a deterministic generator) into token ids and
 // labels — one label per example (a classification task), or from SDK 1.4 one
-// target per position (a sequence task: Dataset::sequence). It knows its own
+// target per position (a sequence task: Dataset::sequence; from SDK 1.5 it
+// also says how those are read, SequenceTargets::readout). It knows its own
 // on-disk layouts; the host owns batching, padding, truncation to the
 // manifest's max_len, and fingerprints the loaded content.
 #pragma once
@@ -48,7 +49,8 @@ struct SplitTargets {
   // Aligned with Split::tokens: example i's targets are
   // targets[offsets[i], offsets[i+1]), a class in [0, SequenceTargets::num_classes)
   // or kIgnoreTarget. The target at position t is what the model must predict
-  // after reading tokens 0..t (the host's sequence model is causal).
+  // after reading tokens 0..t (the host's sequence model is causal), or with
+  // SequenceReadout::from_last_state, from the whole example's last state.
   std::vector<int32_t> targets;
   // Optional, empty or one per example: the example's cell, an index into
   // SequenceTargets::cell_names (a grid point such as "length 256, 64 pairs");
@@ -56,10 +58,25 @@ struct SplitTargets {
   std::vector<int32_t> cells;
 };
 
+// SDK 1.5 — how the host's model reads a sequence task's targets.
+enum class SequenceReadout : int32_t {
+  // A causal model predicts the target at position t at position t, having
+  // read tokens 0..t (what every SDK 1.4 sequence task means).
+  every_position = 0,
+  // An encoder reads the whole example and only its state at the example's
+  // last position is kept; a decoder predicts every position's target from
+  // that one vector and the position alone (MAD's compression: the target at
+  // t may be token t itself, which no position may read directly).
+  from_last_state = 1,
+};
+
 struct SequenceTargets {
   int64_t num_classes = 0;  // > 0 makes the task a sequence task
   SplitTargets train, val, test;
   std::vector<std::string> cell_names;
+  // SDK 1.5, appended (the last member of Dataset, so a 1.4 plugin's layout
+  // is a prefix); the host reads it only from plugins built for 1.5 or later.
+  SequenceReadout readout = SequenceReadout::every_position;
 };
 
 struct Dataset {
