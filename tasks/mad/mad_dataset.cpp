@@ -14,24 +14,6 @@ namespace {
 constexpr int64_t kTestExamples = 1280;
 constexpr int64_t kMaxExamples = int64_t{1} << 24;
 
-std::string title(Task t) {
-  switch (t) {
-    case Task::recall:
-      return "in-context recall";
-    case Task::fuzzy_recall:
-      return "fuzzy in-context recall";
-    case Task::noisy_recall:
-      return "noisy in-context recall";
-    case Task::selective_copy:
-      return "selective copying";
-    case Task::compression:
-      return "compression";
-    case Task::memorization:
-      return "memorization";
-  }
-  return "";
-}
-
 bool has_noise(Task t) { return t == Task::noisy_recall || t == Task::fuzzy_recall || t == Task::compression; }
 bool has_query(Task t) { return t == Task::recall || t == Task::noisy_recall || t == Task::fuzzy_recall; }
 
@@ -154,7 +136,7 @@ void load_dataset(Task task, const Params& params, int threads, Dataset* out) {
   fill_split(g, true, c.num_train, split_stream(c.seed, 1), threads, out->train, out->sequence.train);
   fill_split(g, false, c.num_val, split_stream(c.seed, 2), threads, out->val, out->sequence.val);
   fill_split(g, false, c.num_test, split_stream(c.seed, 3), threads, out->test, out->sequence.test);
-  out->source = "generated in memory: MAD's " + title(task) + " (athms/mad-lab instances.py distribution; " +
+  out->source = "generated in memory: MAD's " + task_title(task) + " (athms/mad-lab instances.py distribution; " +
                 describe(c) + "), seed " + std::to_string(c.seed);
 }
 

@@ -50,23 +50,33 @@ void shift_out(bool training, const std::vector<int32_t>& in, const std::vector<
 
 }  // namespace
 
-std::string task_name(Task task) {
-  switch (task) {
-    case Task::recall:
-      return "mad_recall";
-    case Task::fuzzy_recall:
-      return "mad_fuzzy_recall";
-    case Task::noisy_recall:
-      return "mad_noisy_recall";
-    case Task::selective_copy:
-      return "mad_selective_copy";
-    case Task::compression:
-      return "mad_compression";
-    case Task::memorization:
-      return "mad_memorization";
-  }
-  return "mad";
+namespace {
+
+// Each task's plugin name and title: the one list (the plugins, messages and descriptions read it).
+struct TaskNames {
+  Task task;
+  const char* plugin;
+  const char* title;
+};
+constexpr TaskNames kTaskNames[] = {
+    {Task::recall, "mad_recall", "in-context recall"},
+    {Task::fuzzy_recall, "mad_fuzzy_recall", "fuzzy in-context recall"},
+    {Task::noisy_recall, "mad_noisy_recall", "noisy in-context recall"},
+    {Task::selective_copy, "mad_selective_copy", "selective copying"},
+    {Task::compression, "mad_compression", "compression"},
+    {Task::memorization, "mad_memorization", "memorization"},
+};
+
+const TaskNames& names_of(Task task) {
+  for (const auto& n : kTaskNames)
+    if (n.task == task) return n;
+  return kTaskNames[0];  // unreachable: every Task is listed
 }
+
+}  // namespace
+
+std::string task_name(Task task) { return names_of(task).plugin; }
+std::string task_title(Task task) { return names_of(task).title; }
 
 Settings baseline(Task task) {
   Settings s;  // MADConfig defaults: vocab 16, length 128, multi_query, no noise, motifs 1

@@ -23,6 +23,8 @@ enum class Task { recall, fuzzy_recall, noisy_recall, selective_copy, compressio
 
 // "mad_recall", ...: the plugin's name, used in error messages.
 std::string task_name(Task task);
+// Its title in messages: "in-context recall".
+std::string task_title(Task task);
 
 // MAD's MADConfig task knobs (mad/configs.py). Which ones a task reads:
 // recall: vocab_size, seq_len, multi_query (and the noise pair, which MAD's
