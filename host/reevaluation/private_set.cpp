@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "data/task_data.h"
 #include "lra/status.h"
@@ -43,6 +44,12 @@ std::pair<lra::Split, lra::SplitTargets> draw_private_test_split(const LoadedPlu
   // Drawn in memory: no folder is read or written.
   LoadedData d = load_task_data(task, params, "", threads, /*allow_generate=*/false, "the private test set");
   return {std::move(d.dataset.test), std::move(d.dataset.sequence.test)};
+}
+
+std::string percent(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f%%", 100 * fraction);
+  return buf;
 }
 
 ProportionTest two_proportion_test(int64_t k1, int64_t n1, int64_t k2, int64_t n2) {

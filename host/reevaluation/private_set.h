@@ -36,6 +36,9 @@ std::pair<lra::Split, lra::SplitTargets> draw_private_test_split(const LoadedPlu
 lra::Split draw_private_set(const LoadedPlugin& task, const lra::Params& params, const std::filesystem::path& scratch,
                             int threads);
 
+// An accuracy as the re-evaluation's report lines write it: "93.44%".
+std::string percent(double fraction);
+
 struct ProportionTest {
   double p1 = 0, p2 = 0;  // the two accuracies
   double gap = 0;         // p1 - p2

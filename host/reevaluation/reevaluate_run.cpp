@@ -41,12 +41,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string percent(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f%%", 100 * x);
-  return buf;
-}
-
 lra::Params params_from_json(const json& j) {
   lra::Params p;
   if (!j.is_object()) return p;

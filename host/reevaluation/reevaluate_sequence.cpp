@@ -7,17 +7,7 @@
 #include "reevaluation/sequence_scoring.h"
 
 namespace lra::host {
-namespace {
-
 using nlohmann::json;
-
-std::string percent(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f%%", 100 * x);
-  return buf;
-}
-
-}  // namespace
 
 void judge_sequence_passes(const SequencePasses& p, const SequenceJudgement& j, const json& result,
                            RunReevaluation& r) {

@@ -49,6 +49,7 @@ struct PlannedRun {
 
 struct SuitePlan {
   std::vector<std::string> tasks;
+  std::vector<std::string> plain_tasks;  // those without a [grid], scored over seeds
   std::vector<PlannedRun> runs;
   std::map<std::string, std::vector<int64_t>> seeds_by_task;
 };
@@ -190,6 +191,7 @@ SuitePlan plan_suite(const SuiteArgs& a, std::vector<std::string> tasks,
   plan.tasks = std::move(tasks);
   for (const auto& t : plan.tasks) {
     const Manifest m = load_preset(t, a.preset, a.protocol);
+    if (m.grid.empty()) plan.plain_tasks.push_back(t);
     const auto seeds = cli_seeds ? *cli_seeds : trial_seeds(m);
     plan.seeds_by_task[t] = seeds;
     // A swept axis is the suite's to set: a --set on it would leave every point the same run.
@@ -348,10 +350,8 @@ SuiteOutcome run_suite(const SuiteArgs& a) {
 
   // A grid task's runs are different models and settings: the selection
   // reports them (runs/suite_grid.h); the scores table is the other tasks'.
+  const std::vector<std::string>& plain_tasks = plan.plain_tasks;
   std::vector<ScoreInput> plain;
-  std::vector<std::string> plain_tasks;
-  for (const auto& t : tasks)
-    if (load_preset(t, a.preset, a.protocol).grid.empty()) plain_tasks.push_back(t);
   for (auto& in : results)
     if (std::find(plain_tasks.begin(), plain_tasks.end(), in.result.at("task").at("name").get<std::string>()) !=
         plain_tasks.end())

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "common/text.h"
+#include "leaderboard/site_text.h"
 
 namespace lra::host {
 namespace {
@@ -20,11 +21,8 @@ std::string label(const GridPoint& p, bool model) {
   return text::join(parts, ", ");
 }
 
-std::string percent(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f", 100 * v);
-  return buf;
-}
+// Accuracy in % with two decimals, as the leaderboard and the suite's scores table write it.
+std::string percent(double fraction) { return site::percent_text(100 * fraction); }
 
 // The point's label from a run record's "point" object, for the axes of one kind.
 std::string record_label(const json& point, bool model) {
