@@ -30,8 +30,10 @@ OfficialData current_official_counts(const Manifest& m) {
 
 SplitSizes run_split_sizes(const Manifest& m) {
   if (const auto release = find_release(m.task, sha256_hex(m.text)); release && m.overrides.empty()) {
-    if (const auto row = find_official_data(release->version, m.task))
-      return {row->train, row->val, row->test, "official data of " + release->version + " (manifests/official-data.toml)"};
+    if (const auto row = find_official_data(release->version, m.task, setting_name(m)))
+      return {row->train, row->val, row->test, "official data of " + release->version +
+                                                   (m.setting.empty() ? "" : ", setting " + m.setting) +
+                                                   " (manifests/official-data.toml)"};
   }
   const std::string from = m.source + " [data]";
   if (const int64_t val = data_int(m, "val_size"), test = data_int(m, "test_size"); val > 0 && test > 0)

@@ -70,8 +70,8 @@ int data_generate_command(const GenerateArgs& a) {
 int data_check_command(const CheckArgs& a) {
   const std::string& task_name = a.task;
   const LoadedPlugin& task = open_plugin(task_name, LRA_KIND_TASK);
-  LoadedData d = load_task_data(task, {}, data_root(a.data_dir), effective_threads(a.threads), /*allow_generate=*/false,
-                                "lrahost data check");
+  LoadedData d = load_task_data(task, data_sets(task, a.sets), data_root(a.data_dir), effective_threads(a.threads),
+                                /*allow_generate=*/false, "lrahost data check");
   const auto& info = d.dataset.info;
   const bool sequence = d.dataset.is_sequence_task();
   std::printf("task          %s\n", task_name.c_str());
@@ -129,6 +129,8 @@ void add_data_command(CLI::App& app, CommandSlot& slot) {
   c->add_option("--data-dir", check->data_dir,
                  "Directory holding the dataset (default: $LRA_DATA_DIR or the user cache; tasks that draw their "
                  "examples in memory read none)");
+  c->add_option("--set", check->sets, "KEY=VALUE: a [data] key of the task, for data drawn in memory (e.g. "
+                                      "data.vocab_size=32 for mad_recall: the data of that setting); repeatable");
   add_threads_option(c, check->threads, "Threads (0 = all cores)");
   on_parsed(c, slot, check, [](CheckArgs& a) { return data_check_command(a); });
 }

@@ -51,6 +51,7 @@ int data_generate_command(const GenerateArgs& args);
 
 struct CheckArgs {
   std::string task, data_dir;
+  std::vector<std::string> sets;  // KEY=VALUE of the task's [data] (a generated task's other data)
   int threads = 0;
 };
 int data_check_command(const CheckArgs& args);

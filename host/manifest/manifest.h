@@ -144,6 +144,17 @@ struct GridAxis {
   std::vector<double> values;  // distinct, in the file's order
 };
 
+// One variant of [settings] (docs/suites.md "Settings"): a protocol's named
+// change of its own configuration, e.g. MAD's "vocab_size-32" = {
+// data.vocab_size = 32 }. A run whose --set assignments are exactly one
+// setting's changes stands on that setting and stays closed.
+struct ProtocolSetting {
+  std::string name;
+  std::vector<std::pair<std::string, nlohmann::json>> changes;  // ("data.vocab_size", 32), in the file's order
+};
+// What config.setting says for the file's own configuration.
+inline constexpr const char* kBaselineSetting = "baseline";
+
 struct Manifest {
   std::string schema, name, task, description;
   ModelConfig model;
@@ -152,6 +163,8 @@ struct Manifest {
   lra::Params data;  // carried as is; the task plugin validates it
   RulesConfig rules;
   std::vector<GridAxis> grid;  // [grid], empty when the protocol sweeps nothing
+  std::vector<ProtocolSetting> settings;  // [settings], empty when the protocol has one configuration
+  std::string setting;  // the setting this configuration stands on; "" = the file's own (the baseline)
   std::string source;  // file path, or "builtin:lra-v1/listops.toml"
   std::string text;    // the exact bytes parsed (what the manifest hash covers)
   std::vector<std::string> overrides;  // "key=value" assignments applied by apply_override, in order
@@ -177,6 +190,22 @@ const GridAxis* grid_axis(const Manifest& m, const std::string& key);
 // The grid point a configuration stands on: each axis and its value, as
 // "model.d_model=128" (empty for a manifest without [grid]).
 std::vector<std::string> grid_point(const Manifest& m);
+
+// The [settings] entry of that name, or nullptr.
+const ProtocolSetting* find_setting(const Manifest& m, const std::string& name);
+// Its changes as --set takes them: {"data.vocab_size=32"}.
+std::vector<std::string> setting_assignments(const ProtocolSetting& s);
+// m.setting, or kBaselineSetting for the file's own configuration.
+std::string setting_name(const Manifest& m);
+// m at the setting `name` ("" or kBaselineSetting: m itself): its changes
+// applied, not recorded as overrides. Unknown name: lra::Error(usage) listing them.
+Manifest at_setting(const Manifest& m, const std::string& name);
+// After a command's --set assignments: when m.overrides make every change of
+// a setting (the same keys, the same values; the setting with the most
+// changes if several), those assignments are that setting, not overrides:
+// m.setting names it and they leave m.overrides (any others stay: an open run
+// at that setting). Returns whether a setting was found.
+bool settle_setting(Manifest& m);
 
 // Offset of the first byte of `s` that is not well-formed UTF-8, or npos.
 // Command-line assignments (--set, mixer options) must be UTF-8 text: they

@@ -114,4 +114,18 @@ void check_grid(const Manifest& m, const Ctx& ctx);
 double current_value(const Manifest& m, const std::string& key);
 std::string grid_values_text(const GridAxis& axis);  // "64, 128"
 
+// ---------------------------------------------------------------------------
+// [settings] (manifest_settings.cpp).
+void read_settings(Manifest& m, const toml::node& settings, const Ctx& ctx);
+// Each setting applies cleanly to the file, changes what it lists, and differs from the others.
+void check_settings(const Manifest& m, const Ctx& ctx);
+nlohmann::json settings_json(const Manifest& m);  // {"vocab_size-32": {"data.vocab_size": 32}, ...}
+// config.settings and config.setting read back (`setting` may be null: an error then).
+void settings_from_json(Manifest& m, const nlohmann::json& settings, const nlohmann::json* setting,
+                        const std::string& source);
+// "data.vocab_size=32" as --set takes it.
+std::string setting_assignment(const std::string& key, const nlohmann::json& value);
+// The value the manifest holds at a dotted key, as to_json writes it (null: a data key it lacks).
+nlohmann::json value_at(const Manifest& m, const std::string& key);
+
 }  // namespace lra::host::manifest_detail

@@ -97,6 +97,10 @@ Manifest config_manifest(const nlohmann::json& config, const std::string& task, 
     }
   }
   if (auto it = config.find("grid"); it != config.end()) grid_from_json(m, *it, source);
+  if (auto it = config.find("settings"); it != config.end()) {
+    const auto setting = config.find("setting");
+    settings_from_json(m, *it, setting == config.end() ? nullptr : &*setting, source);
+  }
   validate(m);
   return m;
 }

@@ -44,6 +44,11 @@ nlohmann::json to_json(const Manifest& m) {
   if (m.pretrain.present) out["pretrain"] = section_json(m, pretrain_fields());
   // Likewise only a protocol with a grid: configurations without one hash as before.
   if (!m.grid.empty()) out["grid"] = grid_json(m);
+  // And only a protocol with settings: which one the run stands on, and all of them.
+  if (!m.settings.empty()) {
+    out["settings"] = settings_json(m);
+    out["setting"] = setting_name(m);
+  }
   return out;
 }
 

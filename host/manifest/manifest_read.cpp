@@ -36,13 +36,15 @@ std::optional<std::pair<std::string, toml::source_position>> first_unknown(const
 void check_top_level_keys(const toml::table& root, const Ctx& ctx) {
   auto unknown = first_unknown(root, [](const std::string& k) {
     return std::find(top_keys().begin(), top_keys().end(), k) != top_keys().end() ||
-           std::find(section_names().begin(), section_names().end(), k) != section_names().end() || k == "grid";
+           std::find(section_names().begin(), section_names().end(), k) != section_names().end() || k == "grid" ||
+           k == "settings";
   });
   if (!unknown) return;
   const toml::node* n = root.get(unknown->first);
   std::vector<std::string> secs;
   for (const auto& s : section_names()) secs.push_back("[" + s + "]");
   secs.push_back("[grid]");
+  secs.push_back("[settings]");
   std::string what = n && n->is_table() ? "unknown section [" + unknown->first + "]"
                                         : "unknown top-level key '" + unknown->first + "'";
   fail(ErrorKind::rules, ctx.at(unknown->second) + ": " + what + " (valid sections: " +
@@ -121,6 +123,10 @@ void read_sections(Manifest& m, const toml::table& root, const Ctx& ctx) {
     if (sec == "pretrain") m.pretrain.present = true;
   }
   if (const toml::node* grid = root.get("grid")) read_grid(m, *grid, ctx);
+  if (const toml::node* settings = root.get("settings")) {
+    remember(ctx, "settings", *settings);
+    read_settings(m, *settings, ctx);
+  }
 }
 
 }  // namespace
@@ -145,6 +151,7 @@ Manifest parse_manifest(std::string_view text, const std::string& source) {
   read_sections(m, root, ctx);
   validate_impl(m, ctx);
   check_grid(m, ctx);  // the file's own settings: --set may leave the grid (an open run)
+  check_settings(m, ctx);
   return m;
 }
 

@@ -44,6 +44,8 @@ std::vector<OfficialData> parse_official_data(std::string_view text, const std::
     };
     d.release = str("release", true);
     d.task = str("task", true);
+    d.setting = str("setting", false);
+    if (d.setting.empty()) d.setting = "baseline";
     d.train = count("train");
     d.val = count("val");
     d.test = count("test");
@@ -56,9 +58,14 @@ std::vector<OfficialData> parse_official_data(std::string_view text, const std::
       const auto* seq = t->get_as<bool>("sequence");
       if (t->contains("sequence") && !seq) broken(source, where + ": 'sequence' must be true or false");
       d.sequence = seq && seq->get();
+      d.readout = str("readout", false);
+      if (d.readout.empty()) d.readout = "every_position";
+      if (d.readout != "every_position" && d.readout != "from_last_state")
+        broken(source, where + ": 'readout' must be \"every_position\" or \"from_last_state\"");
     }
     for (const auto& o : out)
-      if (o.release == d.release && o.task == d.task) broken(source, where + " repeats " + d.release + " " + d.task);
+      if (o.release == d.release && o.task == d.task && o.setting == d.setting)
+        broken(source, where + " repeats " + d.release + " " + d.task + " (setting " + d.setting + ")");
     out.push_back(std::move(d));
   }
   return out;
@@ -73,9 +80,11 @@ const std::vector<OfficialData>& official_data() {
   return rows;
 }
 
-std::optional<OfficialData> find_official_data(const std::string& release, const std::string& task) {
+std::optional<OfficialData> find_official_data(const std::string& release, const std::string& task,
+                                              const std::string& setting) {
+  const std::string want = setting.empty() ? "baseline" : setting;
   for (const auto& d : official_data())
-    if (d.release == release && d.task == task) return d;
+    if (d.release == release && d.task == task && d.setting == want) return d;
   return std::nullopt;
 }
 

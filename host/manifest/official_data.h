@@ -18,6 +18,9 @@ inline constexpr const char* kOfficialDataFile = "official-data.toml";
 struct OfficialData {
   std::string release;      // e.g. "lra-v1.2"
   std::string task;
+  // A protocol with [settings] (MAD's difficulty settings): the setting whose
+  // data the row states; "baseline" (the key left out) = the manifest's own.
+  std::string setting = "baseline";
   int64_t train = 0, val = 0, test = 0;
   std::string fingerprint;  // "sha256:..." for generated data whose fingerprint is carried; "" otherwise
   // A task outside LRA's table (model/task_shape.h) states the model-facing
@@ -25,6 +28,7 @@ struct OfficialData {
   // reference Transformer without loading the data: 0 = not stated.
   int64_t vocab_size = 0, num_classes = 0;
   bool sequence = false;  // a target per position (SDK 1.4 sequence task): num_classes is its target classes
+  std::string readout = "every_position";  // SDK 1.5: "from_last_state" (MAD's compression decoder)
 };
 
 // Parses the table text (exposed for tests); `source` names it in messages. A
@@ -34,7 +38,8 @@ std::vector<OfficialData> parse_official_data(std::string_view text, const std::
 // Every row of the embedded table, parsed once.
 const std::vector<OfficialData>& official_data();
 
-// The row for (release, task), or std::nullopt.
-std::optional<OfficialData> find_official_data(const std::string& release, const std::string& task);
+// The row for (release, task, setting), or std::nullopt; "" = "baseline".
+std::optional<OfficialData> find_official_data(const std::string& release, const std::string& task,
+                                              const std::string& setting = "");
 
 }  // namespace lra::host

@@ -169,6 +169,7 @@ std::string describe_reference_settings(const json& rs) {
 std::map<std::string, std::string> apply_sets(const std::vector<std::string>& sets, Manifest& manifest,
                                               std::vector<std::string>* applied) {
   std::map<std::string, std::string> mixer_sets;
+  const size_t before = applied->size();
   for (const auto& s : sets) {
     const auto eq = s.find('=');
     if (s.rfind("mixer.", 0) == 0 && eq != std::string::npos) {
@@ -178,6 +179,18 @@ std::map<std::string, std::string> apply_sets(const std::vector<std::string>& se
     }
     // A point of the manifest's [grid] is the protocol's own choice: not an override.
     if (!apply_override(manifest, s)) applied->push_back(s);
+  }
+  // So are assignments that make one of its [settings] (MAD's difficulty settings).
+  if (settle_setting(manifest)) {
+    const ProtocolSetting& setting = *find_setting(manifest, manifest.setting);
+    auto its_own = [&](const std::string& assignment) {
+      const std::string key(text::trim(assignment.substr(0, assignment.find('='))));
+      for (const auto& [k, v] : setting.changes)
+        if (k == key) return true;
+      return false;
+    };
+    applied->erase(std::remove_if(applied->begin() + static_cast<std::ptrdiff_t>(before), applied->end(), its_own),
+                   applied->end());
   }
   return mixer_sets;
 }

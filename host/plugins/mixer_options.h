@@ -48,7 +48,9 @@ std::string describe_reference_settings(const nlohmann::json& reference_settings
 // Splits --set assignments: "mixer.KEY=VALUE" go to the plugin's options
 // (returned); every other one is applied to the manifest (apply_override) and
 // appended to *applied, in order — except a point of the manifest's [grid],
-// which is the protocol's own choice (grid_point(manifest) lists it).
+// which is the protocol's own choice (grid_point(manifest) lists it), and
+// assignments that together are exactly one of its [settings] (settle_setting:
+// manifest.setting names it).
 std::map<std::string, std::string> apply_sets(const std::vector<std::string>& sets, Manifest& manifest,
                                               std::vector<std::string>* applied);
 

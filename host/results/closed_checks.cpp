@@ -69,6 +69,24 @@ void free_grid_axes(const json& have, json& want) {
   }
 }
 
+// A [settings] protocol: a configuration that names one of the official
+// settings compares with the official manifest at that setting (its changes
+// applied), so each of the protocol's own variants is closed and nothing else is.
+void apply_official_setting(const json& have, json& want) {
+  const json* settings = json_at(want, {"settings"});
+  const json* setting = json_at(have, {"setting"});
+  if (!settings || !settings->is_object() || !setting || !setting->is_string()) return;
+  const auto it = settings->find(setting->get<std::string>());
+  if (it == settings->end() || !it->is_object()) return;
+  for (const auto& [key, value] : it->items()) {
+    const auto dot = key.find('.');
+    if (dot == std::string::npos) continue;
+    const std::string section = key.substr(0, dot), name = key.substr(dot + 1);
+    if (want.contains(section) && want[section].is_object()) want[section][name] = value;
+  }
+  want["setting"] = *setting;
+}
+
 }  // namespace
 
 bool check_closed_against_protocol(const json& result, const OfficialManifest& official,
@@ -90,6 +108,7 @@ bool check_closed_against_protocol(const json& result, const OfficialManifest& o
         reasons->push_back("config.train.seed " + show(*train_seed) + " is not the result's seed " + show(*seed));
       if (want.contains("train") && want["train"].is_object() && train_seed) want["train"]["seed"] = *train_seed;
       free_grid_axes(have, want);
+      apply_official_setting(have, want);
       std::vector<std::string> diffs;
       compare(have, want, official.defaults, "config", &diffs);
       if (!diffs.empty()) {
@@ -102,10 +121,18 @@ bool check_closed_against_protocol(const json& result, const OfficialManifest& o
     }
   }
 
+  // The official data: the baseline's, or (a configuration that matched the
+  // official one at a setting) that setting's.
+  OfficialManifest::SettingData data{official.train_examples, official.val_examples, official.test_examples,
+                                     official.data_fingerprint};
+  if (const json* setting = json_at(result, {"config", "setting"}); config_official && setting && setting->is_string())
+    if (const auto it = official.setting_data.find(setting->get<std::string>()); it != official.setting_data.end())
+      data = it->second;
+
   // 2. The split sizes.
-  if (official.test_examples > 0) {
+  if (data.test_examples > 0) {
     const std::pair<const char*, int64_t> splits[] = {
-        {"train", official.train_examples}, {"val", official.val_examples}, {"test", official.test_examples}};
+        {"train", data.train_examples}, {"val", data.val_examples}, {"test", data.test_examples}};
     for (const auto& [name, want] : splits) {
       const json* have = json_at(result, {"task", "examples", name});
       if (!have || !have->is_number_integer() || have->get<int64_t>() != want)
@@ -132,11 +159,11 @@ bool check_closed_against_protocol(const json& result, const OfficialManifest& o
       lra_release = false;
     }
   }
-  if (!official.data_fingerprint.empty() && !lra_release) {
+  if (!data.data_fingerprint.empty() && !lra_release) {
     const json* fp = json_at(result, {"task", "data_fingerprint"});
-    if (!fp || !fp->is_string() || fp->get<std::string>() != official.data_fingerprint)
+    if (!fp || !fp->is_string() || fp->get<std::string>() != data.data_fingerprint)
       reasons->push_back("division is \"closed\" but task.data_fingerprint is " + (fp ? fp->dump() : std::string("missing")) +
-                         ", not the fingerprint of the official data (" + which + ": " + official.data_fingerprint +
+                         ", not the fingerprint of the official data (" + which + ": " + data.data_fingerprint +
                          "); the run trained on other data");
   }
   // 4. The parameter budget's inputs: the reference model is the protocol's,

@@ -33,6 +33,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -53,6 +54,13 @@ struct OfficialManifest {
   nlohmann::json defaults;    // the same for a manifest that sets nothing (keys a result may predate)
   int64_t train_examples = -1, val_examples = -1, test_examples = -1;  // official split sizes
   std::string data_fingerprint;  // generated data: the official data's fingerprint, else ""
+  // A protocol with [settings]: each setting's official data (the fields
+  // above are the baseline's), by setting name.
+  struct SettingData {
+    int64_t train_examples = -1, val_examples = -1, test_examples = -1;
+    std::string data_fingerprint;
+  };
+  std::map<std::string, SettingData> setting_data;
   int64_t reference_params = -1;  // the reference Transformer of this manifest on the task's shape; -1 = not checked
   // A protocol with a [grid] over the model: the reference Transformer of the
   // configuration a result records (checked first to be a point of the

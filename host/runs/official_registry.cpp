@@ -39,20 +39,34 @@ int64_t counted_reference_params(const std::string& sha256, const std::string& t
 // official data's shape as its official-data row states it (a task outside
 // LRA's table): what a closed result on a [grid] protocol is budgeted from.
 // Counted once per distinct model configuration.
-int64_t counted_reference_params_at(const OfficialData& shape, const std::string& task, const nlohmann::json& config) {
+// The setting a recorded configuration stands on ("baseline" without [settings]).
+std::string config_setting(const nlohmann::json& config) {
+  const auto it = config.find("setting");
+  return it != config.end() && it->is_string() ? it->get<std::string>() : std::string(kBaselineSetting);
+}
+
+// The reference Transformer at a recorded configuration (a grid point, a
+// setting) on the shape its official-data row states; -1 when there is no row
+// for its setting or the host cannot build it.
+int64_t counted_reference_params_at(const std::string& release, const std::string& task, const nlohmann::json& config) {
   static std::mutex mu;
   static std::map<std::string, int64_t> counted;
-  const std::string key = shape.release + "/" + task + "/" + config.value("model", nlohmann::json()).dump();
+  const std::string setting = config_setting(config);
+  const std::string key = release + "/" + task + "/" + setting + "/" + config.value("model", nlohmann::json()).dump();
   const std::lock_guard<std::mutex> lock(mu);
   if (const auto it = counted.find(key); it != counted.end()) return it->second;
   int64_t n = -1;
   try {
-    const Manifest m = config_manifest(config, task, "the result's config");
-    const PreservedRandomState keep;
-    torch::NoGradGuard no_grad;
-    BackboneSpec spec{m.model, shape.vocab_size, shape.num_classes, 0, false};
-    spec.per_position = shape.sequence;
-    n = count_parameters(*Classifier(spec, make_reference_attention));
+    const auto shape = find_official_data(release, task, setting);
+    if (shape && shape->vocab_size > 0) {
+      const Manifest m = config_manifest(config, task, "the result's config");
+      const PreservedRandomState keep;
+      torch::NoGradGuard no_grad;
+      BackboneSpec spec{m.model, shape->vocab_size, shape->num_classes, 0, false};
+      spec.per_position = shape->sequence;
+      if (shape->readout == "from_last_state") spec.readout = lra::SequenceReadout::from_last_state;
+      n = count_parameters(*Classifier(spec, make_reference_attention));
+    }
   } catch (const std::exception&) {
     n = -1;  // a configuration the host cannot build: the config check has already said why
   }
@@ -74,8 +88,8 @@ std::vector<OfficialManifest> registry_official(const std::string& task) {
     m.config = to_json(manifest);
     if (r.protocol == "lra-v1" || r.protocol == "lra-spt-v1") m.reference_params = counted_reference_params(r.sha256, task, manifest);
     else if (const auto d = find_official_data(r.version, task); d && d->vocab_size > 0)
-      m.reference_params_at = [shape = *d, task](const nlohmann::json& config) {
-        return counted_reference_params_at(shape, task, config);
+      m.reference_params_at = [release = r.version, task](const nlohmann::json& config) {
+        return counted_reference_params_at(release, task, config);
       };
     // What a key is when a manifest does not set it (results may predate a key).
     m.defaults = to_json(Manifest{});
@@ -85,6 +99,10 @@ std::vector<OfficialManifest> registry_official(const std::string& task) {
       m.test_examples = d->test;
       m.data_fingerprint = d->fingerprint;
     }
+    // Each of its [settings] has data of its own.
+    for (const auto& s : manifest.settings)
+      if (const auto d = find_official_data(r.version, task, s.name))
+        m.setting_data[s.name] = {d->train, d->val, d->test, d->fingerprint};
     out.push_back(std::move(m));
   }
   return out;
@@ -117,12 +135,13 @@ RunChoices run_choices(const std::string& task, const std::string& manifest_labe
 
 bool is_lra_release_source(const std::string& source) { return source.rfind(lra::kLraReleaseSource, 0) == 0; }
 
-std::optional<std::string> data_differs_from_official(const ReleasedManifest& release, int64_t train, int64_t val,
-                                                      int64_t test, const std::string& fingerprint,
-                                                      bool lra_release_files) {
-  const auto d = find_official_data(release.version, release.task);
+std::optional<std::string> data_differs_from_official(const ReleasedManifest& release, const std::string& setting,
+                                                      int64_t train, int64_t val, int64_t test,
+                                                      const std::string& fingerprint, bool lra_release_files) {
+  const auto d = find_official_data(release.version, release.task, setting);
   if (!d) return std::nullopt;  // a release without a data row: the test of the table refuses that
-  const std::string official = "the official " + release.task + " data (release " + release.version + ")";
+  const std::string official = "the official " + release.task + " data (release " + release.version +
+                               (setting.empty() || setting == kBaselineSetting ? "" : ", setting " + setting) + ")";
   const std::pair<const char*, std::pair<int64_t, int64_t>> splits[] = {
       {"train", {train, d->train}}, {"val", {val, d->val}}, {"test", {test, d->test}}};
   for (const auto& [name, counts] : splits)

@@ -33,8 +33,10 @@ RunChoices run_choices(const std::string& task, const std::string& manifest_labe
 // and for generated tasks the carried fingerprint), or std::nullopt when they
 // are. LRA's own release files (lra_release_files) are the data Table 1 was
 // measured on: their split sizes decide, as for downloaded data. A run on
-// other data is open, decided before training starts.
-std::optional<std::string> data_differs_from_official(const ReleasedManifest& release, int64_t train, int64_t val,
+// other data is open, decided before training starts. `setting`: the
+// manifest's [settings] entry the run stands on (kBaselineSetting for its own).
+std::optional<std::string> data_differs_from_official(const ReleasedManifest& release, const std::string& setting,
+                                                      int64_t train, int64_t val,
                                                       int64_t test, const std::string& fingerprint,
                                                       bool lra_release_files = false);
 

@@ -45,11 +45,14 @@ struct PlannedRun {
   int64_t seed = 0;
   fs::path out, log;
   GridPoint point;  // of the task's [grid]; empty without one
+  // One of the task's [settings] ("" without any), with its --set assignments.
+  std::string setting;
+  std::vector<std::string> setting_sets;
 };
 
 struct SuitePlan {
   std::vector<std::string> tasks;
-  std::vector<std::string> plain_tasks;  // those without a [grid], scored over seeds
+  std::vector<std::string> plain_tasks;  // those without a [grid] or [settings], scored over seeds
   std::vector<PlannedRun> runs;
   std::map<std::string, std::vector<int64_t>> seeds_by_task;
 };
@@ -61,6 +64,7 @@ std::vector<std::string> run_arguments(const SuiteArgs& a, const PlannedRun& r, 
   if (a.reference) v.insert(v.end(), {"--reference", *a.reference});
   if (a.protocol != "scratch") v.insert(v.end(), {"--protocol", a.protocol});
   for (const auto& s : r.point.sets()) v.insert(v.end(), {"--set", s});
+  for (const auto& s : r.setting_sets) v.insert(v.end(), {"--set", s});
   for (const auto& s : a.sets) v.insert(v.end(), {"--set", s});
   if (a.data_dir) v.insert(v.end(), {"--data-dir", *a.data_dir});
   if (a.micro_batch > 0) v.insert(v.end(), {"--micro-batch", std::to_string(a.micro_batch)});
@@ -191,7 +195,7 @@ SuitePlan plan_suite(const SuiteArgs& a, std::vector<std::string> tasks,
   plan.tasks = std::move(tasks);
   for (const auto& t : plan.tasks) {
     const Manifest m = load_preset(t, a.preset, a.protocol);
-    if (m.grid.empty()) plan.plain_tasks.push_back(t);
+    if (m.grid.empty() && m.settings.empty()) plan.plain_tasks.push_back(t);
     const auto seeds = cli_seeds ? *cli_seeds : trial_seeds(m);
     plan.seeds_by_task[t] = seeds;
     // A swept axis is the suite's to set: a --set on it would leave every point the same run.
@@ -200,14 +204,33 @@ SuitePlan plan_suite(const SuiteArgs& a, std::vector<std::string> tasks,
         throw Error(ErrorKind::usage, "--set " + s + ": " + std::string(text::trim(s.substr(0, eq))) +
                                           " is an axis of " + m.source + "'s [grid], which the suite sweeps; drop it "
                                           "(or run one point with `lrahost run --set`)");
-    // Without a grid the runs keep their folders (runs/TASK/seed-S), as before grids existed.
-    for (const GridPoint& point : grid_points(m))
-      for (int64_t s : seeds) {
-        const std::string seed = "seed-" + std::to_string(s);
-        const std::string where = point.folder().empty() ? seed : point.folder() + "/" + seed;
-        const std::string log = t + (point.folder().empty() ? "" : "-" + point.folder()) + "-" + seed + ".log";
-        plan.runs.push_back({t, s, out / "runs" / t / where, out / "logs" / log, point});
-      }
+    // So is a key one of its [settings] changes: the suite runs each setting.
+    for (const auto& s : a.sets)
+      if (const auto eq = s.find('='); eq != std::string::npos)
+        for (const auto& setting : m.settings)
+          for (const auto& [key, value] : setting.changes)
+            if (key == text::trim(s.substr(0, eq)))
+              throw Error(ErrorKind::usage, "--set " + s + ": " + key + " is changed by setting " + setting.name +
+                                                " of " + m.source + "'s [settings], which the suite runs each of; "
+                                                "drop it (or run one setting with `lrahost run --set`)");
+    // Without settings and a grid the runs keep their folders (runs/TASK/seed-S), as before either existed.
+    std::vector<std::string> settings;
+    if (!m.settings.empty()) settings.push_back(kBaselineSetting);
+    for (const auto& setting : m.settings) settings.push_back(setting.name);
+    if (settings.empty()) settings.push_back("");
+    for (const std::string& setting : settings) {
+      const ProtocolSetting* ps = find_setting(m, setting);
+      const std::vector<std::string> setting_sets = ps ? setting_assignments(*ps) : std::vector<std::string>{};
+      for (const GridPoint& point : grid_points(m))
+        for (int64_t s : seeds) {
+          const std::string seed = "seed-" + std::to_string(s);
+          std::string where = point.folder().empty() ? seed : point.folder() + "/" + seed;
+          if (!setting.empty()) where = setting + "/" + where;
+          std::string log = t + (setting.empty() ? "" : "-" + setting) + (point.folder().empty() ? "" : "-" + point.folder()) +
+                            "-" + seed + ".log";
+          plan.runs.push_back({t, s, out / "runs" / t / where, out / "logs" / log, point, setting, setting_sets});
+        }
+    }
   }
   return plan;
 }
@@ -273,6 +296,7 @@ json run_planned(const SuiteArgs& a, const PlannedRun& r, const fs::path& out, s
   for (const auto& [axis, value] : r.point.values) point[axis] = value;
   json rec = {{"task", r.task},
               {"seed", r.seed},
+              {"setting", r.setting},
               {"point", point},
               {"status", status},
               {"exit_code", code},
@@ -365,6 +389,7 @@ SuiteOutcome run_suite(const SuiteArgs& a) {
                         {"reference", a.reference ? json(*a.reference) : json(nullptr)},
                         {"suite", a.suite},
                         {"runs", runs},             {"scores", score_json}, {"grid_selections", selections},
+                        {"task_scores", task_scores(selections)},
                         {"started_at", started_at},
                         {"finished_at", utc_now()}};
   r.markdown = markdown_summary(a, scores, selections, runs, plain_tasks);

@@ -27,12 +27,20 @@ struct GridPoint {
 // empty point for a manifest without a grid.
 std::vector<GridPoint> grid_points(const Manifest& m);
 
-// From a suite's run records ({"task", "point": {axis: value}, "status",
-// "best_val_accuracy", "test_accuracy", "run_dir", ...}): per task and model
-// point, the training point whose mean best validation accuracy over its
-// finished seeds is highest, with its test accuracy's mean and its runs. A
+// From a suite's run records ({"task", "setting" (optional: a protocol's
+// [settings] name, "" or absent = its baseline), "point": {axis: value},
+// "status", "best_val_accuracy", "test_accuracy", "run_dir", ...}): per task,
+// setting and model point, the training point whose mean best validation
+// accuracy over its finished seeds is highest, with its test accuracy's mean
+// and its runs: [{"task", "setting", "model", "selected", "candidates"}]. A
 // model point none of whose runs finished is listed with "selected": null.
 nlohmann::json select_grid_points(const nlohmann::json& runs);
+
+// From select_grid_points' selections: per task and model point, the mean
+// over the task's settings of the chosen test accuracy (MAD's per-task score):
+// [{"task", "model", "settings", "unfinished_settings", "score" (null unless
+// every setting has a finished run)}], in the selections' order.
+nlohmann::json task_scores(const nlohmann::json& selections);
 
 // suite.md's section for the selections: one table per task.
 std::string grid_selection_markdown(const nlohmann::json& selections);

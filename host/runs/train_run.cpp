@@ -66,8 +66,8 @@ LoadedData load_run_data(const RunArgs& a, RunPlan& p, int threads, spdlog::logg
   log.info("data: {} train / {} val / {} test from {}", d.train.size(), d.val.size(), d.test.size(), d.source);
   log.info("data fingerprint: {}", data.fingerprint);
   if (p.release && p.division.name == "closed")
-    if (auto why = data_differs_from_official(*p.release, d.train.size(), d.val.size(), d.test.size(), data.fingerprint,
-                                              is_lra_release_source(d.source)))
+    if (auto why = data_differs_from_official(*p.release, setting_name(p.manifest), d.train.size(), d.val.size(),
+                                              d.test.size(), data.fingerprint, is_lra_release_source(d.source)))
       p.division.open_because(*why);
   return data;
 }
@@ -90,6 +90,8 @@ void start_run_log(const RunArgs& a, const RunPlan& p, const RunDirectory& dir, 
   if (p.release && !p.release->note.empty()) log.info("release note: {}", p.release->note);
   if (const auto point = grid_point(p.manifest); !point.empty())
     log.info("grid point: {} (a point of the manifest's [grid] is the protocol's own setting)", text::join(point, ", "));
+  if (!p.manifest.settings.empty())
+    log.info("setting: {} (one of the manifest's [settings], the protocol's own variants)", setting_name(p.manifest));
   for (const auto& r : p.division.reasons) log.info("open division: {}", r);
   if (p.configuration)
     log.info("reference configuration: {}; settings {}", describe_reference_configuration(p.configuration_record),

@@ -10,7 +10,10 @@
 #include "cli_harness.h"
 #include "log_wait.h"
 #include "manifest/official_data.h"
+#include "manifest/presets.h"
 #include "manifest/releases.h"
+
+#include <set>
 
 namespace lra::test {
 namespace {
@@ -49,6 +52,43 @@ TEST_P(GeneratedData, CarriedFingerprintIsWhatAnOfficialRunComputes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(ListOpsAndPathfinder, GeneratedData, ::testing::Values("listops", "pathfinder"));
+
+// A protocol with [settings] (mad-v1): every setting of every task has its
+// row, and a closed run at a setting (its --set assignments) computes that
+// row's fingerprint, not the baseline's.
+TEST(OfficialData, EverySettingOfAReleasedManifestHasItsOwnRow) {
+  int rows = 0;
+  for (const auto& r : lra::host::released_manifests()) {
+    if (r.protocol != "mad-v1") continue;
+    const auto m = lra::host::load_preset(r.task, "official");
+    std::set<std::string> fingerprints;
+    auto check = [&](const std::string& setting) {
+      const auto row = lra::host::find_official_data(r.version, r.task, setting);
+      EXPECT_TRUE(row) << r.version << " " << r.task << " setting " << setting << " has no row";
+      if (!row) return;
+      ++rows;
+      EXPECT_TRUE(fingerprints.insert(row->fingerprint).second) << r.task << " " << setting << " repeats a fingerprint";
+    };
+    check("baseline");
+    for (const auto& s : m.settings) check(s.name);
+  }
+  EXPECT_EQ(rows, 66);
+}
+
+TEST(OfficialData, AnOfficialRunAtASettingComputesThatSettingsFingerprint) {
+  const auto current = lra::host::current_release("mad_memorization");
+  ASSERT_TRUE(current);
+  const auto row = lra::host::find_official_data(current->version, "mad_memorization", "vocab_size-1024");
+  ASSERT_TRUE(row);
+  TempDir d;
+  const std::string out = lrahost_log_until(
+      "run --plugin transformer --task mad_memorization --preset official --set data.vocab_size=1024 --threads 2 "
+      "--out " + (d.path() / "m").string(),
+      d.path() / "m.out", "data fingerprint: ");
+  const auto at = out.find("data fingerprint: ");
+  ASSERT_NE(at, std::string::npos) << out;
+  EXPECT_EQ(out.substr(at + 18, 71), row->fingerprint);
+}
 
 }  // namespace
 }  // namespace lra::test

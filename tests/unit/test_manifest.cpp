@@ -195,8 +195,14 @@ TEST(Manifest, Presets) {
   EXPECT_EQ(suite_tasks(find_suite("lra")),
             (std::vector<std::string>{"listops", "text", "retrieval", "image", "pathfinder", "pathx"}));
   EXPECT_EQ(suite_tasks(find_suite("mqar")), std::vector<std::string>{"mqar"});
+  EXPECT_EQ(suite_tasks(find_suite("mad")),
+            (std::vector<std::string>{"mad_recall", "mad_fuzzy_recall", "mad_noisy_recall", "mad_selective_copy",
+                                      "mad_compression", "mad_memorization"}));
   EXPECT_EQ(preset_tasks("official"),
-            (std::vector<std::string>{"image", "listops", "mqar", "pathfinder", "pathx", "retrieval", "text"}));
+            (std::vector<std::string>{"image", "listops", "mad_compression", "mad_fuzzy_recall", "mad_memorization",
+                                      "mad_noisy_recall", "mad_recall", "mad_selective_copy", "mqar", "pathfinder",
+                                      "pathx", "retrieval", "text"}));
+  EXPECT_EQ(preset_file("mad_recall", "official"), "mad-v1/mad_recall.toml");
   EXPECT_EQ(preset_file("mqar", "official"), "zoology-v1/mqar.toml");
   EXPECT_EQ(release_protocol("scratch", "mqar"), "zoology-v1");
   EXPECT_EQ(release_protocol("scratch", "listops"), "lra-v1");

@@ -24,6 +24,7 @@ std::string embedded_text(const std::string& name) {
   return f ? std::string(f->text) : std::string();
 }
 
+
 }  // namespace
 
 TEST(OfficialRegistry, AnyReleasedManifestIsClosedAndNamed) {
@@ -145,4 +146,75 @@ TEST(OfficialRegistry, AGridProtocolLetsEachPointBeClosedAndCountsItsReference) 
   why.clear();
   EXPECT_FALSE(check_closed_against_protocol(forged, official, &why));
   EXPECT_NE(why.back().find("rules.reference_params is " + std::to_string(at128)), std::string::npos) << why.back();
+}
+
+// mad-v1: a closed result may stand on any of the released [settings] (MAD's
+// difficulty settings) at any grid point; its data are that setting's own
+// official data, and its budget's base the reference Transformer on that
+// setting's shape (a larger vocabulary: a larger embedding and head).
+TEST(OfficialRegistry, ASettingsProtocolLetsEachSettingBeClosedOnItsOwnData) {
+  const auto mad = registry_official("mad_recall");
+  ASSERT_EQ(mad.size(), 1u);
+  const auto& official = mad[0];
+  EXPECT_EQ(official.protocol, "mad-v1");
+  ASSERT_TRUE(static_cast<bool>(official.reference_params_at));
+  // Every setting has its own row, and the rows differ from the baseline's.
+  ASSERT_EQ(official.setting_data.size(), 10u);
+  for (const auto& [name, data] : official.setting_data) {
+    EXPECT_NE(data.data_fingerprint, official.data_fingerprint) << name;
+    EXPECT_EQ(data.test_examples, 1280) << name;
+  }
+
+  auto result_at = [&](const std::string& setting, double lr) {
+    nlohmann::json config = official.config;
+    config["train"]["lr"] = lr;
+    OfficialManifest::SettingData data{official.train_examples, official.val_examples, official.test_examples,
+                                       official.data_fingerprint};
+    if (setting != "baseline") {
+      for (const auto& [key, value] : config["settings"][setting].items())
+        config[key.substr(0, key.find('.'))][key.substr(key.find('.') + 1)] = value;
+      data = official.setting_data.at(setting);
+    }
+    config["setting"] = setting;
+    return nlohmann::json{{"seed", 0},
+                          {"config", config},
+                          {"task", {{"name", "mad_recall"},
+                                    {"examples", {{"train", data.train_examples}, {"val", data.val_examples},
+                                                  {"test", data.test_examples}}},
+                                    {"data_fingerprint", data.data_fingerprint}}},
+                          {"rules", {{"reference_params", official.reference_params_at(config)},
+                                     {"param_budget_ratio", 2.0}}}};
+  };
+  std::vector<std::string> why;
+  for (const char* setting : {"baseline", "vocab_size-128", "seq_len-1024", "num_train_examples-800"}) {
+    why.clear();
+    EXPECT_TRUE(check_closed_against_protocol(result_at(setting, 0.001), official, &why))
+        << setting << ": " << (why.empty() ? "" : why.front());
+  }
+  const int64_t base = official.reference_params_at(result_at("baseline", 0.001)["config"]);
+  EXPECT_GT(official.reference_params_at(result_at("vocab_size-128", 0.001)["config"]), base);
+
+  // A setting's changes without its name, its name on the baseline's data, or another value: not the protocol.
+  nlohmann::json unnamed = result_at("vocab_size-128", 0.001);
+  unnamed["config"]["setting"] = "baseline";
+  why.clear();
+  EXPECT_FALSE(check_closed_against_protocol(unnamed, official, &why));
+  nlohmann::json other_data = result_at("vocab_size-128", 0.001);
+  other_data["task"]["data_fingerprint"] = official.data_fingerprint;
+  why.clear();
+  EXPECT_FALSE(check_closed_against_protocol(other_data, official, &why));
+  ASSERT_FALSE(why.empty());
+  EXPECT_NE(why.back().find("task.data_fingerprint"), std::string::npos) << why.back();
+  nlohmann::json off = result_at("vocab_size-128", 0.001);
+  off["config"]["data"]["vocab_size"] = 96;
+  why.clear();
+  EXPECT_FALSE(check_closed_against_protocol(off, official, &why));
+  nlohmann::json fewer_steps = result_at("num_train_examples-800", 0.001);
+  fewer_steps["config"]["train"]["steps"] = 700;
+  why.clear();
+  EXPECT_FALSE(check_closed_against_protocol(fewer_steps, official, &why));
+  nlohmann::json unknown = result_at("baseline", 0.001);
+  unknown["config"]["setting"] = "vocab_size-4096";
+  why.clear();
+  EXPECT_FALSE(check_closed_against_protocol(unknown, official, &why));
 }

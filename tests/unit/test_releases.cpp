@@ -65,6 +65,12 @@ const std::vector<Pin>& pins() {
     {"lra-spt-v1.1", "pathfinder", "55ffe069a8b824113f385cf5302649a00ebdf2bc2a2307e2f1cd734baf0ece79"},
     {"lra-spt-v1.1", "pathx", "9f160ffc1bf091f1529cd1a5926fb3dbd4274c4f99f80a2c6cd000905a8c8e27"},
     {"zoology-v1.0", "mqar", "48e87e7fba22a9e496b70f430fea4e89fe609308630fa4c1c0919566b47be098"},
+    {"mad-v1.0", "mad_recall", "e0983f922dac008bfd64ba91275fb2632731ed6e0e2c20d972a967b3420fddbf"},
+    {"mad-v1.0", "mad_fuzzy_recall", "82964a20faf812193ec9186aa37547988203150ac95ec7ab885efb955b3a3832"},
+    {"mad-v1.0", "mad_noisy_recall", "5c7e00acc770b93d8a933a6ab1b37a9d744ab5139ed83619740f70032a993f82"},
+    {"mad-v1.0", "mad_selective_copy", "50df4604b42d509544e53d2cca94a622e4f7951ff4ba04a8334752b5b0730364"},
+    {"mad-v1.0", "mad_compression", "b0181843c6350514cd78202f5a151f2a0e5b3f303328fbd15c76f7f712de7907"},
+    {"mad-v1.0", "mad_memorization", "557dd9e83dadcaee950e8a88b3e196a75a5784a30ebf80b96f76da43d7eb8014"},
   };
   return p;
 }

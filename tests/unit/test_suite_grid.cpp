@@ -99,3 +99,53 @@ TEST(SuiteGrid, SeveralTasksOfOneModelGetTheirMean) {
 
 }  // namespace
 }  // namespace lra::host
+
+namespace lra::host {
+namespace {
+
+// [settings] (MAD's difficulty settings): the training point is chosen per
+// setting, a task's score is the mean over its settings (MAD's
+// compute_model_mad_scores), and MAD's score the mean over tasks.
+TEST(SuiteGrid, EachSettingChoosesItsOwnPointAndTheTaskScoresTheirMean) {
+  json runs = json::array();
+  for (const auto& [task, setting, wd, val, test] :
+       std::vector<std::tuple<std::string, std::string, std::string, double, double>>{
+           {"mad_recall", "baseline", "0", 0.9, 0.8},
+           {"mad_recall", "baseline", "0.1", 0.8, 0.95},       // better on test, worse on validation
+           {"mad_recall", "vocab_size-32", "0", 0.5, 0.4},
+           {"mad_recall", "vocab_size-32", "0.1", 0.6, 0.6},   // this setting's choice: weight decay 0.1
+           {"mad_memorization", "baseline", "0", 0.3, 0.3},
+           {"mad_memorization", "vocab_size-512", "0", 0.2, 0.1}})
+    runs.push_back({{"task", task}, {"setting", setting}, {"seed", 0}, {"point", {{"train.weight_decay", wd}}},
+                    {"status", "ok"}, {"best_val_accuracy", val}, {"test_accuracy", test},
+                    {"run_dir", task + "/" + setting + "/" + wd}});
+  const json s = select_grid_points(runs);
+  ASSERT_EQ(s.size(), 4u);
+  EXPECT_EQ(s[0]["setting"], "baseline");
+  EXPECT_EQ(s[0]["selected"]["train"], "weight_decay 0");
+  EXPECT_EQ(s[1]["setting"], "vocab_size-32");
+  EXPECT_EQ(s[1]["selected"]["train"], "weight_decay 0.1");
+  const json scores = task_scores(s);
+  ASSERT_EQ(scores.size(), 2u);
+  EXPECT_EQ(scores[0]["task"], "mad_recall");
+  EXPECT_EQ(scores[0]["settings"], 2);
+  EXPECT_DOUBLE_EQ(scores[0]["score"].get<double>(), (0.8 + 0.6) / 2);
+  EXPECT_DOUBLE_EQ(scores[1]["score"].get<double>(), (0.3 + 0.1) / 2);
+  const std::string md = grid_selection_markdown(s);
+  EXPECT_NE(md.find("| vocab_size-32 | - | weight_decay 0.1 | 60.00 | 60.00 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| mad_recall | - | 2 | 70.00 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("**Mean over the 2 tasks** (MAD's score): 45.00"), std::string::npos) << md;
+  // A setting none of whose runs finished leaves its task without a score, and MAD's score with none.
+  json unfinished = runs;
+  unfinished[4].erase("best_val_accuracy");
+  unfinished[4].erase("test_accuracy");
+  unfinished[4]["status"] = "failed";
+  const json partial = task_scores(select_grid_points(unfinished));
+  EXPECT_TRUE(partial[1]["score"].is_null());
+  EXPECT_EQ(partial[1]["unfinished_settings"], 1);
+  EXPECT_NE(grid_selection_markdown(select_grid_points(unfinished)).find("— (a task has no finished run)"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace lra::host
