@@ -76,29 +76,48 @@ DecodePoint measure(const LoadedPlugin& p, const MixerMaker& make, int64_t conte
     synchronize_device(s.device);
     reset_peak_memory(s.device);
     Clock::time_point t0;
+    double timed = 0;  // the timed tokens' wall time
     if (steps) {
       std::vector<std::vector<torch::Tensor>> states;
       for (auto& mx : mixers) states.push_back(mx->decode_start(s.batch, opts));
-      // The state's size is the most it holds at any step: a block-local or
-      // sliding-window state empties and refills, and its capacity is what a
-      // sequence needs, not the phase the last token happens to fall on.
-      int64_t most = 0;
-      auto step = [&](int64_t t) {
-        auto h = x.select(1, t);
-        for (size_t i = 0; i < mixers.size(); ++i) h = mixers[i]->decode_step(h, states[i], t);
-        most = std::max(most, state_bytes(states));
-        return h;
-      };
+      // The context through each layer's prefill (SDK 1.6: its parallel form
+      // where it has one, checked before any timing; older plugins step).
+      const bool has_prefill = p.descriptor.abi_minor >= 6;
+      bool parallel = has_prefill;
+      for (auto& mx : mixers) parallel = parallel && mx->prefills_in_parallel();
+      pt.prefill_mode = parallel ? "parallel" : "token by token";
       t0 = Clock::now();
-      for (int64_t t = 0; t < context; ++t) step(t);
+      auto h = x.narrow(1, 0, context);
+      for (size_t i = 0; i < mixers.size(); ++i) {
+        if (has_prefill) {
+          h = mixers[i]->prefill(h, states[i]);
+        } else {
+          std::vector<torch::Tensor> rows;
+          for (int64_t t = 0; t < context; ++t) rows.push_back(mixers[i]->decode_step(h.select(1, t), states[i], t));
+          h = context > 0 ? torch::stack(rows, 1) : h;
+        }
+      }
       synchronize_device(s.device);
       pt.prefill_s = seconds_since(t0);
+      auto step = [&](int64_t t) {
+        auto y = x.select(1, t);
+        for (size_t i = 0; i < mixers.size(); ++i) y = mixers[i]->decode_step(y, states[i], t);
+        return y;
+      };
       step(context);  // warm-up
       synchronize_device(s.device);
       t0 = Clock::now();
       for (int64_t t = context + 1; t < context + 1 + s.tokens; ++t) step(t);
       synchronize_device(s.device);
-      pt.bytes_per_sequence = most / s.batch;
+      timed = seconds_since(t0);
+      // The state at its fullest over the whole sequence, measured as the
+      // recall suites measure it (plugins/state_size.h): a block-local or
+      // sliding-window state empties and refills, and its capacity is what a
+      // sequence needs, not the phase the last token happens to fall on.
+      const StateMeasurement state =
+          measure_state_size(mixers, {context + 1 + s.tokens}, m.d_model, s.device, s.seed);
+      if (state.sizes.empty()) throw Error(ErrorKind::plugin, "state not measured: " + state.why_not);
+      pt.bytes_per_sequence = state.sizes.front().bytes;
     } else {
       // The whole causal forward over the context and the new token, its last row kept.
       auto token = [&](int64_t t) {
@@ -111,12 +130,12 @@ DecodePoint measure(const LoadedPlugin& p, const MixerMaker& make, int64_t conte
       t0 = Clock::now();
       for (int64_t t = context + 1; t < context + 1 + s.tokens; ++t) token(t);
       synchronize_device(s.device);
+      timed = seconds_since(t0);
       // What must persist to recompute: the context's inputs to the first layer.
       pt.bytes_per_sequence = (context + 1 + s.tokens) * m.d_model * static_cast<int64_t>(sizeof(float));
     }
-    const double secs = seconds_since(t0);
-    pt.ms_per_token = 1e3 * secs / static_cast<double>(s.tokens);
-    pt.tokens_per_s = static_cast<double>(s.batch * s.tokens) / secs;
+    pt.ms_per_token = 1e3 * timed / static_cast<double>(s.tokens);
+    pt.tokens_per_s = static_cast<double>(s.batch * s.tokens) / timed;
     pt.peak_memory_bytes = peak_memory_bytes(s.device);
   } catch (const std::exception& e) {
     pt.mode = is_out_of_memory(e) ? "oom" : "error";
@@ -144,13 +163,16 @@ std::string markdown(const std::vector<DecodePoint>& points, const DecodeSetting
     }
     md += fmt::format("| {} | {} | {} | {:.1f} | {:.2f} | {} | {} |\n", p.plugin,
                       p.mode == "state" ? "its state" : "recomputed", p.context, p.tokens_per_s, p.ms_per_token,
-                      bytes_text(p.bytes_per_sequence), p.mode == "state" ? fmt::format("{:.2f} s", p.prefill_s) : "—");
+                      bytes_text(p.bytes_per_sequence),
+                      p.mode == "state" ? fmt::format("{:.2f} s ({})", p.prefill_s, p.prefill_mode) : "—");
   }
   md += fmt::format(
       "\n{}; float32; batch {}; {} timed tokens after one untimed; the causal LM's {} layers (d_model {}, {} heads). "
       "Per token: every layer's mixer; embeddings, feed-forward layers, norms and the LM head are left out (the "
       "same for every mixer). Memory per sequence: the decoding state the mixer keeps (its state), or the "
-      "context's inputs that recomputation must keep (recomputed).\n",
+      "context's inputs that recomputation must keep (recomputed), at its fullest over the sequence. Prefill: the "
+      "context through every layer before the first token, in one call per layer where the mixer has a parallel "
+      "form (SDK 1.6 prefill), else one step per position.\n",
       describe_device(s.device), s.batch, s.tokens, s.model.layers, s.model.d_model, s.model.heads);
   return md;
 }
@@ -164,7 +186,10 @@ nlohmann::json points_json(const std::vector<DecodePoint>& points) {
       j["ms_per_token"] = p.ms_per_token;
       j["bytes_per_sequence"] = p.bytes_per_sequence;
       j["peak_memory_bytes"] = p.peak_memory_bytes;
-      if (p.mode == "state") j["prefill_s"] = p.prefill_s;
+      if (p.mode == "state") {
+        j["prefill_s"] = p.prefill_s;
+        j["prefill_mode"] = p.prefill_mode;
+      }
     }
     if (!p.error.empty()) j["error"] = p.error;
     out.push_back(j);
@@ -197,7 +222,7 @@ BenchOutcome run_decode_bench(const BenchArgs& a, spdlog::logger& log) {
     spec.rotary_base = rotary_base_for(*p, s.model);
     const GeneratorStates keep;
     const auto c = enforce_decode_parity(p->descriptor.name, plugin_mixer_factory(*p, resolve_mixer_options(*p, {})),
-                                         spec, s.device, s.seed);
+                                         spec, s.device, s.seed, 2, /*has_prefill=*/p->descriptor.abi_minor >= 6);
     keep.rewind();
     if (c.status == "passed") log.info("{}: decode check passed: {}", p->descriptor.name, c.detail);
   }
@@ -241,6 +266,8 @@ BenchOutcome run_decode_bench(const BenchArgs& a, spdlog::logger& log) {
         {"state", "the mixer's own decoding state (lra/mixer.h decode_step, SDK ABI 1.3); its steps gave the causal "
                   "forward's outputs first (the decode check, plugins/decode_check.h)"},
         {"recomputed", "the causal forward over the whole context and the token, for every token"},
+        {"prefill", "the context through every layer first: parallel (lra/mixer.h prefill, SDK ABI 1.6, checked "
+                    "against the steps by the decode check) or token by token"},
         {"bytes_per_sequence", "state: the decoding state's tensors; recomputed: the context's first-layer inputs"}}},
       {"host", {{"version", build_info().version}, {"git_revision", build_info().git_revision},
                 {"torch_version", host_descriptor().torch_version}}},

@@ -25,7 +25,8 @@ struct DecodePoint {
   double tokens_per_s = 0;      // batch x timed tokens / their wall time
   double ms_per_token = 0;      // one token through every layer, the whole batch at once
   int64_t bytes_per_sequence = 0;  // what persists between tokens, per sequence (below)
-  double prefill_s = 0;         // "state": stepping through the context first
+  double prefill_s = 0;         // "state": the context through every layer first
+  std::string prefill_mode;     // "parallel" (every layer's SDK 1.6 prefill) or "token by token"
   int64_t peak_memory_bytes = 0;
   std::string error;
 };

@@ -123,7 +123,8 @@ int inspect_check_command(const std::string& target, const InspectCheckArgs& a) 
   } else {
     const auto t0 = std::chrono::steady_clock::now();
     GeneratorStates keep;
-    decode = check_decode_parity(plugin_mixer_factory(mixer, options), specs.front(), device, 0);
+    decode = check_decode_parity(plugin_mixer_factory(mixer, options), specs.front(), device, 0, 2,
+                                 /*has_prefill=*/mixer.descriptor.abi_minor >= 6);
     keep.rewind();
     decode.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }

@@ -37,7 +37,7 @@ auto plugin_call(const char* what, Fn&& fn) {
 // tensors in `dtype`) over the same random inputs; throws lra::Error(plugin)
 // when the plugin fails in that precision. `layer` names the block in the detail.
 ConformanceCheck compare_steps(lra::Mixer& m, int64_t L, int64_t D, int64_t layer, const c10::Device& device,
-                               uint64_t seed, int64_t batch, torch::Dtype dtype) {
+                               uint64_t seed, int64_t batch, torch::Dtype dtype, bool has_prefill) {
   ConformanceCheck c;
   c.name = "decode";
   torch::NoGradGuard no_grad;
@@ -81,12 +81,46 @@ ConformanceCheck compare_steps(lra::Mixer& m, int64_t L, int64_t D, int64_t laye
   c.status = "passed";
   c.detail = "decode_start + " + std::to_string(L) + " decode_step calls give the causal forward's outputs (" +
              precision + ", largest difference " + text::short_number(c.difference) + ")";
+  // A parallel prefill (SDK 1.6) of the first half, then steps over the rest:
+  // its outputs are the forward's rows, and its state is the one the steps
+  // would have left (the steps after it give the forward's rows too).
+  if (!has_prefill || !plugin_call("prefills_in_parallel", [&] { return m.prefills_in_parallel(); })) return c;
+  const int64_t P = L / 2;
+  auto fresh = plugin_call("decode_start", [&] { return m.decode_start(batch, options); });
+  torch::manual_seed(seed + 2);
+  const torch::Tensor yp = plugin_call("prefill", [&] { return m.prefill(x.narrow(1, 0, P), fresh); });
+  auto fail = [&](const std::string& what) {
+    c.status = "failed";
+    c.detail = what + " (" + precision + ", " + std::to_string(L) + " positions of random inputs, layer " +
+               std::to_string(layer) + "): prefill must leave the state the steps leave and return forward's rows, "
+               "or prefills_in_parallel() must return false";
+    return c;
+  };
+  if (!yp.defined() || yp.sizes() != x.narrow(1, 0, P).sizes())
+    return fail("prefill of " + std::to_string(P) + " positions returned no [B, " + std::to_string(P) + ", D] tensor");
+  auto gap = [&](const torch::Tensor& a, const torch::Tensor& b) {
+    auto d = (a.to(torch::kDouble) - b.to(torch::kDouble)).abs();
+    return torch::where(torch::isnan(d), torch::full_like(d, INFINITY), d).max().item<double>();
+  };
+  if (P > 0)
+    if (const double diff = gap(yp, y.narrow(1, 0, P)); diff > c.tolerance)
+      return fail("prefill's outputs differ from the causal forward's by " + text::short_number(diff) + " (tolerance " +
+                  text::short_number(c.tolerance) + ")");
+  for (int64_t t = P; t < L; ++t) {
+    torch::manual_seed(seed + 2);
+    const torch::Tensor yt = plugin_call("decode_step", [&] { return m.decode_step(x.select(1, t), fresh, t); });
+    if (const double diff = gap(yt, y.select(1, t)); diff > c.tolerance)
+      return fail("after prefill of positions 0.." + std::to_string(P - 1) + ", decode_step at position " +
+                  std::to_string(t) + " differs from the causal forward's output there by " + text::short_number(diff) +
+                  " (tolerance " + text::short_number(c.tolerance) + "): the prefilled state is not the steps' state");
+  }
+  c.detail += "; a parallel prefill of " + std::to_string(P) + " positions leaves the steps' state";
   return c;
 }
 
 // A fresh mixer from `make`, compared in `dtype`.
 ConformanceCheck compare(const MixerMaker& make, const lra::MixerSpec& spec, const c10::Device& device, uint64_t seed,
-                         int64_t batch, torch::Dtype dtype) {
+                         int64_t batch, torch::Dtype dtype, bool has_prefill) {
   torch::NoGradGuard no_grad;
   torch::manual_seed(seed);
   std::shared_ptr<lra::Mixer> m = make(spec);
@@ -101,7 +135,7 @@ ConformanceCheck compare(const MixerMaker& make, const lra::MixerSpec& spec, con
     return c;
   }
   return compare_steps(*m, std::min<int64_t>(spec.max_len, kDecodeParityPositions), spec.d_model, spec.layer_index,
-                       device, seed, batch, dtype);
+                       device, seed, batch, dtype, has_prefill);
 }
 
 // Puts LibTorch's generators back as they were when it was made.
@@ -113,7 +147,7 @@ struct RewindGenerators {
 }  // namespace
 
 ConformanceCheck check_decode_parity(const MixerMaker& make, lra::MixerSpec spec, const c10::Device& device,
-                                     uint64_t seed, int64_t batch) {
+                                     uint64_t seed, int64_t batch, bool has_prefill) {
   spec.causal = true;
   // The check reseeds the generators; a run it guards draws afterwards exactly
   // what it would have drawn without it (as the other conformance checks do).
@@ -122,16 +156,16 @@ ConformanceCheck check_decode_parity(const MixerMaker& make, lra::MixerSpec spec
   // float64 where the mixer computes in it; a mixer that cannot (a float-only
   // kernel, a Python module that keeps float32 weights) is compared in float32.
   try {
-    return compare(make, spec, device, seed, batch, torch::kDouble);
+    return compare(make, spec, device, seed, batch, torch::kDouble, has_prefill);
   } catch (const lra::Error& e) {
     if (e.kind() != ErrorKind::plugin) throw;
   }
-  return compare(make, spec, device, seed, batch, torch::kFloat);
+  return compare(make, spec, device, seed, batch, torch::kFloat, has_prefill);
 }
 
 ConformanceCheck enforce_decode_parity(const std::string& plugin, const MixerMaker& make, const lra::MixerSpec& spec,
-                                       const c10::Device& device, uint64_t seed, int64_t batch) {
-  ConformanceCheck c = check_decode_parity(make, spec, device, seed, batch);
+                                       const c10::Device& device, uint64_t seed, int64_t batch, bool has_prefill) {
+  ConformanceCheck c = check_decode_parity(make, spec, device, seed, batch, has_prefill);
   if (c.status == "failed")
     throw Error(ErrorKind::plugin, "plugin '" + plugin + "' failed the conformance check 'decode': " + c.detail +
                                        " (docs/abi.md#conformance-checks)");
@@ -141,7 +175,7 @@ ConformanceCheck enforce_decode_parity(const std::string& plugin, const MixerMak
 ConformanceCheck check_decode_steps(lra::Mixer& mixer, int64_t d_model, int64_t layer, const c10::Device& device,
                                     uint64_t seed, int64_t batch) {
   const RewindGenerators rewind;
-  return compare_steps(mixer, kDecodeParityPositions, d_model, layer, device, seed, batch, torch::kFloat);
+  return compare_steps(mixer, kDecodeParityPositions, d_model, layer, device, seed, batch, torch::kFloat, false);
 }
 
 }  // namespace lra::host

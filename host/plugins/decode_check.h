@@ -36,8 +36,12 @@ inline constexpr double kDecodeToleranceFloat32 = 1e-4;
 // Only for plugins whose vtable has the decoding entries (SDK 1.3 or later):
 // the caller checks the descriptor's abi_minor. A fault in the plugin's code
 // is lra::Error(plugin) as in any other check.
+// `has_prefill`: the plugin is built for SDK 1.6 or later (its vtable has
+// prefill); a mixer that then says prefills_in_parallel() has its prefill of
+// the first half checked too — the prompt's outputs, and the steps after it
+// (the state it leaves), against the causal forward.
 ConformanceCheck check_decode_parity(const MixerMaker& make, lra::MixerSpec spec, const c10::Device& device,
-                                     uint64_t seed, int64_t batch = 2);
+                                     uint64_t seed, int64_t batch = 2, bool has_prefill = false);
 
 // The same comparison on a mixer as it stands — a trained model's, on its
 // device, in evaluation mode, created causal and decoding — in float32 over
@@ -50,6 +54,7 @@ ConformanceCheck check_decode_steps(lra::Mixer& mixer, int64_t d_model, int64_t 
 // Throws lra::Error(plugin) for a failed check, naming the plugin; the
 // ConformanceCheck is returned for the report otherwise.
 ConformanceCheck enforce_decode_parity(const std::string& plugin, const MixerMaker& make, const lra::MixerSpec& spec,
-                                       const c10::Device& device, uint64_t seed, int64_t batch = 2);
+                                       const c10::Device& device, uint64_t seed, int64_t batch = 2,
+                                       bool has_prefill = false);
 
 }  // namespace lra::host

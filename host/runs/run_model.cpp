@@ -59,7 +59,8 @@ BuiltModel build_model(const RunPlan& p, const lra::Dataset& data, const std::st
   // any training, as bench --decode refuses them (plugins/decode_check.h).
   if (spec.per_position && p.mixer->descriptor.abi_minor >= 3 && !mixer_specs.empty()) {
     const auto decode = enforce_decode_parity(name, make_mixer, mixer_specs.front(), pick_device(device),
-                                              static_cast<uint64_t>(m.train.seed));
+                                              static_cast<uint64_t>(m.train.seed), 2,
+                                              /*has_prefill=*/p.mixer->descriptor.abi_minor >= 6);
     log.info("decode check {}{}", decode.status, decode.status == "skipped" ? ": " + decode.detail : "");
   }
   // Where the head reads: probed once the mixer has passed its checks, so a

@@ -113,6 +113,17 @@ class LinearAttention final : public lra::Mixer {
     auto num = at::matmul(nq, state[0]), den = at::matmul(fq, state[1]);
     return proj_->o(lra::ops::merge_heads(num / (den + eps_))).squeeze(1);
   }
+  // The recurrence's state after a prompt is one sum over it: {sum_j phi(k_j) v_j^T, sum_j phi(k_j)}.
+  bool prefills_in_parallel() const override { return true; }
+  torch::Tensor prefill(const torch::Tensor& x, std::vector<torch::Tensor>& state) override {
+    TORCH_CHECK(state.size() == 2, "linear_transformer: the decoding state is {KV, K}");
+    auto fk = feature_map(lra::ops::split_heads(proj_->k(x), heads_));  // [B, H, L, F]
+    auto v = lra::ops::split_heads(proj_->v(x), heads_);
+    auto nk = rotary_base_ > 0 ? lra::ops::rotary_embed(fk, rotary_base_) : fk;
+    state[0] = state[0] + at::matmul(nk.transpose(-2, -1), v);
+    state[1] = state[1] + fk.sum(2).unsqueeze(-1);
+    return forward(x, {});
+  }
 
  private:
   int64_t heads_;

@@ -78,6 +78,14 @@ class LocalAttention final : public lra::Mixer {
       for (auto& t : state) t = t.narrow(2, 0, 0);
     return lra::ops::kv_cache_step(*proj_, x_t, state, heads_, 0.0, position);
   }
+  // The cache after a prompt holds its last block's positions so far: those
+  // from the start of the block of position L - 1.
+  bool prefills_in_parallel() const override { return true; }
+  torch::Tensor prefill(const torch::Tensor& x, std::vector<torch::Tensor>& state) override {
+    const int64_t L = x.size(1), start = L == 0 ? 0 : (L - 1) / block_ * block_;
+    state = lra::ops::kv_cache_prefill(*proj_, x.narrow(1, start, L - start), heads_, 0.0);
+    return forward(x, {});
+  }
 
  private:
   // [B, H, L, dh] -> zero-padded to nblocks·block positions -> [B, H, nblocks, block, dh]

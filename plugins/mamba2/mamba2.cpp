@@ -208,6 +208,31 @@ class Mamba2 final : public lra::Mixer {
     auto y = at::matmul(state[1], Cm.view({Bsz, 1, N_, 1})).squeeze(-1) + xs * fwd_.D.view({H_, 1});
     return out_proj_->forward(norm_->forward(y.reshape({Bsz, E_}), z));
   }
+  // The state after a prompt in one pass: the conv keeps its last K-1 inputs,
+  // and the SSM state is sum_j exp(a_{j+1} + ... + a_{L-1}) dt_j x_j B_j^T.
+  bool prefills_in_parallel() const override { return true; }
+  torch::Tensor prefill(const torch::Tensor& x, std::vector<torch::Tensor>& state) override {
+    TORCH_CHECK(state.size() == 2, "mamba2: the decoding state is {conv inputs, SSM state}");
+    const int64_t Bsz = x.size(0), L = x.size(1);
+    if (L == 0) return x.new_zeros(x.sizes());
+    auto zxbcdt = in_proj_->forward(x);
+    auto xBC = zxbcdt.narrow(-1, E_, E_ + 2 * N_);
+    auto dt_raw = zxbcdt.narrow(-1, 2 * E_ + 2 * N_, H_);
+    auto padded = at::constant_pad_nd(xBC, {0, 0, K_ - 1, 0});  // zeros before the prompt, as decode_start's
+    state[0] = padded.narrow(1, L, K_ - 1).contiguous();
+    auto w = fwd_.conv->weight.squeeze(1);
+    auto conv = fwd_.conv->bias + padded.narrow(1, 0, L) * w.select(1, 0);
+    for (int64_t k = 1; k < K_; ++k) conv = conv + padded.narrow(1, k, L) * w.select(1, k);
+    auto u = at::silu(conv);
+    auto xs = u.narrow(-1, 0, E_).reshape({Bsz, L, H_, P_});
+    auto Bm = u.narrow(-1, E_, N_);
+    auto dt = at::softplus(dt_raw + fwd_.dt_bias);                  // [B, L, H]
+    auto cum = at::cumsum(dt * -at::exp(fwd_.A_log), 1);            // log decay up to each step
+    auto to_end = at::exp(cum.narrow(1, L - 1, 1) - cum);           // decay from each step to the last
+    auto written = xs * (dt * to_end).unsqueeze(-1);                // [B, L, H, P]
+    state[1] = state[1] + at::einsum("blhp,bln->bhpn", {written, Bm});
+    return forward(x, {});
+  }
 
  private:
   Direction make_direction(const std::string& suffix) {

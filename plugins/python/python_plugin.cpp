@@ -182,6 +182,40 @@ class PythonMixer final : public lra::Mixer {
     return y;
   }
 
+  // SDK 1.6: a class's own prefill(self, x, state) -> (y, state) over a whole
+  // prompt [B, L, D] from decode_start's state; without one, the host steps.
+  bool prefills_in_parallel() const override {
+    py::gil_scoped_acquire gil;
+    return decodes() && py::hasattr(instance_, "prefill");
+  }
+
+  torch::Tensor prefill(const torch::Tensor& x, std::vector<torch::Tensor>& state) override {
+    bool own = false;
+    {
+      py::gil_scoped_acquire gil;
+      own = py::hasattr(instance_, "prefill");
+    }
+    if (!own) return lra::Mixer::prefill(x, state);  // decode_step per position (each takes the GIL)
+    py::gil_scoped_acquire gil;
+    const std::string what = where_ + ".prefill";
+    py::object out;
+    try {
+      py::list given;
+      for (const auto& t : state) given.append(wrap(t));
+      out = instance_.attr("prefill")(wrap(x), given);
+    } catch (py::error_already_set& e) {
+      throw lra::Error(lra::ErrorKind::plugin, error_text(e, cls_ + ".prefill", file_));
+    }
+    if (!py::isinstance<py::tuple>(out) || py::len(out) != 2 || !is_tensor(out[py::int_(0)]))
+      throw lra::Error(lra::ErrorKind::plugin, what + " must return (y, state): a tensor [B, L, D] and a list of tensors");
+    at::Tensor y = THPVariable_Unpack(out[py::int_(0)].ptr());
+    if (y.sizes() != x.sizes())
+      throw lra::Error(lra::ErrorKind::plugin, what + " returned shape " + shape(y) + " for x of shape " + shape(x) +
+                                                   ": a prefill returns [B, L, D], the shape of x");
+    state = tensor_list(out[py::int_(1)], what + "'s state");
+    return y;
+  }
+
   void set_record_attention(bool on) override {
     lra::Mixer::set_record_attention(on);
     py::gil_scoped_acquire gil;

@@ -136,6 +136,23 @@ class S4D final : public lra::Mixer {
     y = at::gelu(y + x_t * d_);
     return at::glu(out_->forward(y), -1);
   }
+  // The state after a prompt is one sum: h_L = sum_t da^(L-1-t) db x_t, the
+  // powers of da as exp(a dt k) (a Vandermonde product, as kernels() builds).
+  bool prefills_in_parallel() const override { return true; }
+  torch::Tensor prefill(const torch::Tensor& x, std::vector<torch::Tensor>& state) override {
+    TORCH_CHECK(state.size() == 1, "s4d: the decoding state is {h}");
+    auto& h = state[0];  // [B, H, M]
+    const int64_t L = x.size(1);
+    const auto real = h.scalar_type() == at::kComplexDouble ? at::kDouble : at::kFloat;
+    auto dt = at::exp(log_dt_).unsqueeze(-1).to(real);
+    auto a = at::complex(-at::exp(log_a_real_), a_imag_).to(h.scalar_type());
+    auto db = (at::exp(a * dt) - 1.0) / a;                                                 // [H, M]
+    auto lags = at::arange(L - 1, -1, -1, at::TensorOptions().dtype(real).device(x.device()));  // L-1 .. 0
+    auto powers = at::exp((a * dt).unsqueeze(-1) * lags);                                  // [H, M, L]
+    auto u = x.transpose(1, 2).to(h.scalar_type());                                        // [B, H, L]
+    h = h + db * at::matmul(u.unsqueeze(2), powers.transpose(-1, -2).unsqueeze(0)).squeeze(2);
+    return forward(x, {});
+  }
 
  private:
   // K[d, h, l] = 2 Re( sum_n C[d,h,n] (exp(Δ A) - 1)/A exp(Δ A l) ). The

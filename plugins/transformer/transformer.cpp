@@ -25,6 +25,12 @@ class SoftmaxAttention final : public lra::Mixer {
   torch::Tensor decode_step(const torch::Tensor& x_t, std::vector<torch::Tensor>& state, int64_t position) override {
     return lra::ops::kv_cache_step(*proj_, x_t, state, heads_, rotary_base_, position);
   }
+  // The prompt's keys and values in one projection; its outputs are the causal forward's.
+  bool prefills_in_parallel() const override { return true; }
+  torch::Tensor prefill(const torch::Tensor& x, std::vector<torch::Tensor>& state) override {
+    state = lra::ops::kv_cache_prefill(*proj_, x, heads_, rotary_base_);
+    return forward(x, {});
+  }
 
  private:
   int64_t heads_;

@@ -22,7 +22,8 @@ keeps its division.
 
 Retention's recurrent form decodes one token at a time in constant memory
 (`lrahost bench --decode`): per head, KV = gamma KV + k^T v and z = gamma z + k,
-so row t of S v is q_t KV / sqrt(d_key) and its row sum q_t . z / sqrt(d_key).
+so row t of S v is q_t KV / sqrt(d_key) and its row sum q_t . z / sqrt(d_key);
+`prefill` computes the state after a whole prompt in one decayed sum.
 """
 import math
 
@@ -85,3 +86,19 @@ class Retention(torch.nn.Module):
         row_sum = ((q * z).sum(-1, keepdim=True) / scale).abs().clamp(min=1.0)
         y = ((q.unsqueeze(-2) @ kv).squeeze(-2) / scale / row_sum).reshape(B, -1)
         return self.out(self.norm(y) * torch.nn.functional.silu(g)), [kv, z]
+
+    # A whole prompt in one call (ABI 1.6): the outputs are forward's, and the
+    # recurrent state after it is one decayed sum, KV = sum_j gamma^(L-1-j) k_j^T v_j.
+    def prefill(self, x, state):
+        B, L, _ = x.shape
+        _, k = self.qk(x).chunk(2, dim=-1)
+        v, _ = self.vg(x).chunk(2, dim=-1)
+        k = k.view(B, L, self.heads, self.d_key).transpose(1, 2)                   # [B, H, L, d_key]
+        v = v.view(B, L, self.heads, self.d_value).transpose(1, 2)                 # [B, H, L, d_value]
+        log_gamma = self.log_decay.to(x.dtype).view(-1, 1)                         # [H, 1]
+        lags = torch.arange(L - 1, -1, -1, device=x.device, dtype=x.dtype)         # L-1 .. 0
+        weight = torch.exp(log_gamma * lags)                                       # [H, L]
+        gamma_L = torch.exp(log_gamma * L)                                         # the old state's decay
+        kv = state[0] * gamma_L.unsqueeze(-1) + torch.einsum("hl,bhlk,bhlv->bhkv", weight, k, v)
+        z = state[1] * gamma_L + torch.einsum("hl,bhlk->bhk", weight, k)
+        return self.forward(x, None), [kv, z]

@@ -16,10 +16,11 @@
 #include <stdint.h>
 
 #define LRA_ABI_MAJOR 1
-#define LRA_ABI_MINOR 5  /* 1: MixerSpec::rotary_base, LRA_CAP_ROTARY; 2: Mixer::optimizer_hints;
+#define LRA_ABI_MINOR 6  /* 1: MixerSpec::rotary_base, LRA_CAP_ROTARY; 2: Mixer::optimizer_hints;
                            3: Mixer::decodes, decode_start, decode_step;
                            4: Dataset::sequence (per-position targets of sequence tasks);
-                           5: SequenceTargets::readout (targets decoded from the last state) */
+                           5: SequenceTargets::readout (targets decoded from the last state);
+                           6: Mixer::prefill, prefills_in_parallel (a prompt's state in one call) */
 
 #define LRA_PLUGIN_MAGIC 0x5041524Cu /* "LRAP" little-endian */
 #define LRA_PLUGIN_SECTION ".lra_plugin"

@@ -267,6 +267,14 @@ inline at::Tensor kv_cache_step(QKVOImpl& p, const at::Tensor& x_t, std::vector<
   return p.o(merge_heads(at::matmul(at::softmax(logits, -1), state[1]))).squeeze(1);
 }
 
+// The KV cache after a whole prompt x [B, L, D] in one projection: what L
+// kv_cache_steps from kv_cache_start leave (keys rotated at positions 0 .. L-1).
+inline std::vector<at::Tensor> kv_cache_prefill(QKVOImpl& p, const at::Tensor& x, int64_t heads, double rotary_base) {
+  auto k = split_heads(p.k(x), heads), v = split_heads(p.v(x), heads);
+  if (rotary_base > 0) k = rotary_embed(k, rotary_base);
+  return {k.contiguous(), v.contiguous()};
+}
+
 }  // namespace ops
 
 }  // namespace v1

@@ -87,6 +87,23 @@ class Mixer : public torch::nn::Module {
     throw Error(ErrorKind::plugin, "this mixer does not decode token by token (decodes() is false)");
   }
 
+  // ABI 1.6 (asked only of plugins built for SDK 1.6 or later, and only of a
+  // mixer that decodes): a whole prompt x [B, L, D] in one call, from a
+  // `state` fresh from decode_start. It leaves `state` as decode_step at
+  // positions 0 .. L-1 would (decoding goes on at position L) and returns the
+  // prompt's outputs [B, L, D] (rows of forward(x, {}), to rounding). The
+  // default is those L steps; a mixer with a parallel form (a KV cache's keys
+  // in one matmul, a linear recurrence's final state as one sum) overrides it
+  // and says so with prefills_in_parallel(). The host checks an override
+  // against the steps before it trusts it (plugins/decode_check.h).
+  virtual torch::Tensor prefill(const torch::Tensor& x, std::vector<torch::Tensor>& state) {
+    std::vector<torch::Tensor> rows;
+    rows.reserve(static_cast<size_t>(x.size(1)));
+    for (int64_t t = 0; t < x.size(1); ++t) rows.push_back(decode_step(x.select(1, t), state, t));
+    return rows.empty() ? x.new_zeros(x.sizes()) : at::stack(rows, 1);
+  }
+  virtual bool prefills_in_parallel() const { return false; }
+
  protected:
   bool record_attention_ = false;
   torch::Tensor last_attention_;

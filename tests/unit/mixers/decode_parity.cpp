@@ -5,6 +5,7 @@
 // The sequence (70) is longer than `local`'s block (50), so a step that
 // crosses a block boundary is checked too. The Python plugin decodes through
 // a class's own decode_start/decode_step (sdk/examples/python/retention.py).
+// A prefill (ABI 1.6) of any prompt leaves the state its steps leave.
 #include <cmath>
 #include <set>
 
@@ -62,6 +63,58 @@ TEST(DecodeParity, EveryDecodingMixerStepsToItsCausalForward) {
     EXPECT_TRUE(decoding.count(name)) << name << " does not decode token by token";
 }
 
+// A prefill (ABI 1.6) of the first `prompt` positions, then steps: how far
+// the prompt's outputs and the later steps are from the causal forward, and
+// how far the prefilled state's tensors are from those of `prompt` steps.
+struct PrefillGap {
+  double outputs = 0, state = 0;
+};
+PrefillGap prefill_difference(lra::Mixer& m, int64_t prompt) {
+  torch::NoGradGuard no_grad;
+  m.to(torch::kDouble);
+  m.eval();
+  const auto x = random_input(kBatch, kLength, kWidth, 5).to(torch::kDouble);
+  const auto y = m.forward(x, {});
+  const double scale = std::max(1.0, y.abs().max().item<double>());
+  auto stepped = m.decode_start(kBatch, x.options());
+  for (int64_t t = 0; t < prompt; ++t) m.decode_step(x.select(1, t), stepped, t);
+  auto state = m.decode_start(kBatch, x.options());
+  const auto yp = m.prefill(x.narrow(1, 0, prompt), state);
+  PrefillGap g;
+  EXPECT_EQ(yp.sizes(), x.narrow(1, 0, prompt).sizes());
+  g.outputs = (yp - y.narrow(1, 0, prompt)).abs().max().item<double>() / scale;
+  EXPECT_EQ(state.size(), stepped.size());
+  for (size_t i = 0; i < std::min(state.size(), stepped.size()); ++i) {
+    EXPECT_EQ(state[i].sizes(), stepped[i].sizes()) << "state tensor " << i;
+    if (state[i].sizes() == stepped[i].sizes() && state[i].numel() > 0)
+      g.state = std::max(g.state, (state[i] - stepped[i]).abs().max().item<double>() /
+                                      std::max(1.0, stepped[i].abs().max().item<double>()));
+  }
+  for (int64_t t = prompt; t < kLength; ++t)
+    g.outputs = std::max(g.outputs, (m.decode_step(x.select(1, t), state, t) - y.select(1, t)).abs().max().item<double>() / scale);
+  return g;
+}
+
+// Prompts that end inside a block of `local` (50), on its boundary, and past it.
+TEST(DecodeParity, EveryBuiltInPrefillsInParallelToTheStepsState) {
+  for (const char* name : {"transformer", "linear_transformer", "local", "s4d", "mamba2"}) {
+    std::vector<double> bases{0.0};
+    if (mixer_capabilities(name) & LRA_CAP_ROTARY) bases.push_back(10000.0);
+    for (const double base : bases)
+      for (const int64_t prompt : {1, 37, 50, 51, 69}) {
+        SCOPED_TRACE(std::string(name) + (base > 0 ? " with rotary positions" : "") + ", prompt of " +
+                     std::to_string(prompt));
+        auto spec = small_spec(kWidth, 4, kLength + 10, /*causal=*/true);
+        spec.rotary_base = base;
+        auto m = make_mixer(name, spec, {}, 1);
+        ASSERT_TRUE(m->prefills_in_parallel());
+        const PrefillGap g = prefill_difference(*m, prompt);
+        EXPECT_LT(g.outputs, 1e-9);
+        EXPECT_LT(g.state, 1e-9);
+      }
+  }
+}
+
 TEST(DecodeParity, AMixerThatDoesNotDecodeSaysSo) {
   // The first built mixer without decoding steps: the SDK's defaults refuse, naming why.
   for (const auto& name : built_mixers()) {
@@ -93,6 +146,11 @@ TEST(DecodeParity, APythonMixerDecodesThroughItsOwnSteps) {
   const double d = step_difference(*m);
   EXPECT_LT(d, 1e-9) << "retention.py's decode_step differs from its forward by " << d;
   std::cout << "[  decode  ] python retention.py: largest difference " << d << " of the forward's scale\n";
+  // Its prefill (one decayed sum) leaves the steps' state.
+  ASSERT_TRUE(m->prefills_in_parallel()) << "retention.py defines prefill";
+  const PrefillGap g = prefill_difference(*m, 40);
+  EXPECT_LT(g.outputs, 1e-9);
+  EXPECT_LT(g.state, 1e-9);
   // The softmax example defines no steps: it does not decode.
   const auto& q = lra::host::load_plugin(
       std::string(LRA_SOURCE_DIR) + "/sdk/examples/python/softmax_attention.py:SoftmaxAttention", LRA_KIND_MIXER);
