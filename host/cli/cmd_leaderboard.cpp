@@ -65,6 +65,13 @@ int leaderboard_command(const LeaderboardArgs& a) {
                   : (" (and " + counted(board.open_baselines.size(), "baseline", "baselines") + ")").c_str(),
               counted(board.invalid.size(), "invalid result", "invalid results").c_str(),
               board.bench_sources.empty() ? "" : ", with the speed/accuracy/memory chart");
+  for (const auto& sec : board.suites)
+    if (!sec.empty())
+      std::printf("  %s (%s): %zu closed and %s open%s\n", sec.suite.c_str(), sec.protocol.c_str(), sec.closed.size(),
+                  counted(sec.open.size(), "entry", "entries").c_str(),
+                  sec.open_baselines.empty()
+                      ? ""
+                      : (" (and " + counted(sec.open_baselines.size(), "baseline", "baselines") + ")").c_str());
   for (const auto& r : board.invalid)
     std::printf("  invalid: %s (%s)\n", r.source.c_str(), r.reasons.empty() ? "" : r.reasons.front().c_str());
   if (verifiers.empty())

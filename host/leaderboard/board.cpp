@@ -8,27 +8,20 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "bench/bench_report.h"
 #include "lra/status.h"
+#include "leaderboard/result_checks.h"
 #include "leaderboard/site_text.h"
-#include "leaderboard/reevaluation_report.h"
+#include "leaderboard/suite_sections.h"
+#include "manifest/suites.h"
 
 namespace lra::host {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-std::string string_at(const json& j, const char* outer, const char* inner) {
-  if (!j.is_object()) return "";
-  const auto o = j.find(outer);
-  if (o == j.end()) return "";
-  if (inner == nullptr) return o->is_string() ? o->get<std::string>() : "";
-  if (!o->is_object()) return "";
-  const auto i = o->find(inner);
-  return i != o->end() && i->is_string() ? i->get<std::string>() : "";
-}
 
 void read_bench(Leaderboard& board, const std::vector<fs::path>& files) {
   for (const auto& f : files) {
@@ -46,152 +39,24 @@ void read_bench(Leaderboard& board, const std::vector<fs::path>& files) {
         board.chart_accuracy_percent[e.plugin] = 100 * *e.lra_average;
 }
 
-void note_missing_seeds(ScoreEntry& entry, const OfficialSeeds& official_seeds) {
-  for (const auto& [task, score] : entry.tasks) {
-    const auto want = official_seeds(task, "");  // the current release's trial seeds
-    if (!want) continue;
-    const std::vector<int64_t> missing = missing_seeds(*want, score.seeds);
-    if (!missing.empty())
-      entry.notes.push_back(task + ": seed" + (missing.size() == 1 ? " " : "s ") + seed_list_text(missing) + " of " +
-                            seed_list_text(*want) + " missing");
-  }
+// A closed entry without some of its task's official trial seeds: said in a note (verify --submission refuses it).
+void note_missing_seeds(ScoreEntry& entry, const std::string& task, const std::vector<int64_t>& seeds,
+                        const OfficialSeeds& official_seeds) {
+  const auto want = official_seeds(task, "");  // the current release's trial seeds
+  if (!want) return;
+  const std::vector<int64_t> missing = missing_seeds(*want, seeds);
+  if (!missing.empty())
+    entry.notes.push_back(task + ": seed" + (missing.size() == 1 ? " " : "s ") + seed_list_text(missing) + " of " +
+                          seed_list_text(*want) + " missing");
 }
 
-// Path-X's test count must be what its own data hold: the official split for
-// a closed result (verify has checked it), images - floor(0.8 n) - floor(0.1 n)
-// of config.data.images otherwise (tasks/pathfinder's split). nullopt: fine,
-// or not checkable (a result without config.data.images).
-std::optional<std::string> pathx_count_problem(const json& result) {
-  const json* test = json_at(result, {"task", "examples", "test"});
-  const json* images = json_at(result, {"config", "data", "images"});
-  if (!test || !test->is_number_integer() || !images || !images->is_number_integer()) return std::nullopt;
-  const int64_t n = images->get<int64_t>();
-  const int64_t expected = n - n * 8 / 10 - n / 10;
-  if (test->get<int64_t>() == expected) return std::nullopt;
-  return "Path-X count rejected: task.examples.test is " + test->dump() + ", but the result's own data (config.data.images " +
-         std::to_string(n) + ") hold " + std::to_string(expected) + " test images; the chance test that marks Path-X "
-         "FAIL cannot take its count on trust";
+void note_missing_seeds(ScoreEntry& entry, const OfficialSeeds& official_seeds) {
+  for (const auto& [task, score] : entry.tasks) note_missing_seeds(entry, task, score.seeds, official_seeds);
 }
 
 // "sha256:0123456789ab…" for notes.
 std::string site_short(const std::string& fingerprint) {
   return fingerprint.size() > 19 ? fingerprint.substr(0, 19) + "…" : fingerprint;
-}
-
-// Caps the strings of a valid result that the pages publish and scoring
-// groups by (site_text.h), before anything reads them.
-void bound_result_strings(json& result) {
-  for (const auto& path : std::vector<std::vector<const char*>>{
-           {"plugin", "name"}, {"plugin", "version"}, {"plugin", "sha256"}, {"task", "name"}, {"task", "preset"},
-           {"task", "manifest"}, {"division"}}) {
-    json* v = &result;
-    for (const char* key : path) v = v->is_object() && v->contains(key) ? &(*v)[key] : nullptr;
-    if (v && v->is_string()) *v = site::bounded(v->get<std::string>(), site::kMaxNameBytes);
-  }
-  if (json* o = result.is_object() && result.contains("overrides") ? &result["overrides"] : nullptr; o && o->is_array())
-    for (auto& item : *o)
-      if (item.is_string()) item = site::bounded(item.get<std::string>(), site::kMaxNameBytes);
-}
-
-// The same for what aggregation made of them, and for an invalid result's listing.
-void bound_entry(ScoreEntry& e) {
-  e.made_with = site::bounded(e.made_with, site::kMaxTextBytes);
-  for (auto& note : e.notes) note = site::bounded(note, site::kMaxTextBytes);
-  const std::string options = site::options_text(e.options);
-  if (options.size() > site::kMaxTextBytes)
-    e.options = json{{"…", "options omitted: " + std::to_string(options.size()) + " bytes, over the " +
-                               std::to_string(site::kMaxTextBytes) + "-byte bound of a published cell"}};
-  if (e.reference)
-    for (auto& [task, names] : e.reference->differs)
-      for (auto& name : names) name = site::bounded(name, site::kMaxNameBytes);
-}
-
-void bound_invalid(InvalidResult& r) {
-  r.source = site::bounded(r.source, site::kMaxTextBytes);
-  for (std::string* s : {&r.plugin, &r.task, &r.claimed_division}) *s = site::bounded(*s, site::kMaxNameBytes);
-  for (auto& why : r.reasons) why = site::bounded(why, site::kMaxTextBytes);
-}
-
-// How far one result file was checked, before its entry is known.
-struct ResultChecks {
-  std::string signed_by;
-  bool reevaluated = false, private_checked = false, by_author = false;
-  std::string verifier, unverified;
-  bool data_not_checked = false;  // closed, on LRA's release files, no trusted re-evaluation
-};
-
-// One result file as the leaderboard reads it, for entries and baselines alike:
-// verified, its strings bounded, its division the verified one, its
-// reevaluation.json read. `invalid` says why it must not be scored: verify
-// refused it, a trusted verifier's re-evaluation failed it, or its Path-X count
-// cannot be (the chance test that marks Path-X FAIL cannot take it on trust).
-struct CheckedResult {
-  VerifyReport report;  // report.readable false: nothing else is set
-  json result;
-  Reevaluation reevaluation;
-  std::optional<InvalidResult> invalid;
-  ResultChecks checks() const {
-    const bool reevaluated = reevaluation.state == Reevaluation::State::passed;
-    const json* release = json_at(result, {"task", "lra_release_files"});
-    const bool release_files = release && release->is_boolean() && release->get<bool>();
-    return {report.signed_by,
-            reevaluated,
-            reevaluation.private_checked,
-            reevaluation.state == Reevaluation::State::by_author,
-            reevaluation.verifier,
-            reevaluation.unverified,
-            report.division == "closed" && release_files && !reevaluated};
-  }
-};
-
-CheckedResult check_result_file(const fs::path& file, const OfficialLookup& official,
-                                const std::map<std::string, std::string>& trusted_verifiers) {
-  CheckedResult c{verify_result_file(file, official), json(), Reevaluation{}, std::nullopt};
-  if (!c.report.readable) return c;
-  c.result = read_json_file(file, ErrorKind::data, "result.json");
-  bound_result_strings(c.result);
-  auto refuse = [&](std::vector<std::string> reasons, std::string failed) {
-    c.invalid = InvalidResult{file.string(), string_at(c.result, "plugin", "name"), string_at(c.result, "task", "name"),
-                              string_at(c.result, "division", nullptr), std::move(reasons), std::move(failed)};
-    return c;
-  };
-  if (!c.report.valid) return refuse(c.report.reasons, "verify");
-  c.reevaluation = read_reevaluation(file, c.result, trusted_verifiers);
-  // A trusted verifier found that the weights do not back the number: not scored. An untrusted
-  // failing report cannot do this (anyone could plant one beside another's result).
-  if (c.reevaluation.state == Reevaluation::State::failed) return refuse(c.reevaluation.reasons, "re-evaluation");
-  c.result["division"] = c.report.division;  // what verify established, not what the file claims
-  // A trusted re-evaluation on another device than the run's recorded one
-  // publishes the verifier's own accuracy: the run's word on its device buys nothing.
-  if (c.reevaluation.published_accuracy) c.result["metrics"]["test_accuracy"] = *c.reevaluation.published_accuracy;
-  if (string_at(c.result, "task", "name") == "pathx")
-    if (auto why = pathx_count_problem(c.result)) return refuse({*why}, "verify");
-  return c;
-}
-
-// An entry's checks, counted over its sources.
-void count_checks(ScoreEntry& entry, std::map<std::string, ResultChecks>& checks) {
-  std::set<std::string> signers, verifiers, unverified;
-  for (const auto& src : entry.sources) {
-    const auto& c = checks[src];
-    ++entry.checks.results;
-    if (!c.signed_by.empty()) {
-      ++entry.checks.signed_results;
-      signers.insert(c.signed_by);
-    }
-    entry.checks.reevaluated += c.reevaluated;
-    entry.checks.private_checked += c.private_checked;
-    entry.checks.data_not_checked += c.data_not_checked;
-    entry.checks.reevaluated_by_author += c.by_author;
-    if (c.reevaluated) verifiers.insert(c.verifier);
-    if (!c.unverified.empty()) {
-      ++entry.checks.reevaluation_unverified;
-      unverified.insert(c.unverified);
-    }
-  }
-  entry.checks.signers.assign(signers.begin(), signers.end());
-  entry.checks.verifiers.assign(verifiers.begin(), verifiers.end());
-  entry.checks.unverified_reasons.assign(unverified.begin(), unverified.end());
 }
 
 // The same file named twice (a path and its folder, a symlink) is one file.
@@ -201,16 +66,55 @@ std::string file_identity(const fs::path& file) {
   return ec ? file.lexically_normal().string() : canonical.string();
 }
 
-// leaderboard --baselines: the host's own measured rows of the open division.
+// The suite whose own section a result goes to (manifest/suites.h: a suite
+// other than LRA, e.g. MQAR, MAD); nullptr: LRA's tables (LRA's tasks, and
+// tasks of no suite, which become extra columns there).
+const SuiteDef* section_suite(const json& result) {
+  const SuiteDef* suite = suite_of_task(string_at(result, "task", "name"));
+  return suite && !suite->lra_average ? suite : nullptr;
+}
+
+// Valid results, LRA's and each section suite's apart, with how far each was checked.
+struct Sorted {
+  std::vector<ScoreInput> lra;
+  std::map<std::string, std::vector<ScoreInput>> suites;  // suite name -> its results
+  std::map<std::string, ResultChecks> checks;             // result file -> how far it was checked
+  void add(ScoreInput in) {
+    if (const SuiteDef* s = section_suite(in.result)) suites[s->name].push_back(std::move(in));
+    else lra.push_back(std::move(in));
+  }
+};
+
+// Each section suite's entries of `sorted`, their checks counted; `each` then
+// sees every entry (notes, the baselines' own checks) before it is bounded.
+template <class Each>
+std::map<std::string, std::vector<SuiteEntry>> suite_entries(Sorted& sorted, Each each) {
+  std::map<std::string, std::vector<SuiteEntry>> out;
+  for (const auto& def : suite_defs()) {
+    if (def.lra_average) continue;
+    for (auto& se : aggregate_suite_entries(def, sorted.suites[def.name])) {
+      count_checks(se.entry, sorted.checks);
+      each(se, def);
+      bound_entry(se.entry);
+      out[def.name].push_back(std::move(se));
+    }
+  }
+  return out;
+}
+
+// leaderboard --baselines: the host's own measured rows of the open division
+// (of LRA's tables, or of a suite's section).
 // Unlike a submitted result, a baseline that fails a check stops the command:
 // the maintainer passed it, and a reference row that cannot be trusted must not be shown.
-std::vector<ScoreEntry> read_baselines(const BaselineInputs& baselines, const std::vector<fs::path>& result_files,
-                                       const OfficialLookup& official,
-                                       const std::map<std::string, std::string>& trusted_verifiers) {
+struct Baselines {
+  std::vector<ScoreEntry> lra;
+  std::map<std::string, std::vector<SuiteEntry>> suites;
+};
+Baselines read_baselines(const BaselineInputs& baselines, const std::vector<fs::path>& result_files,
+                         const OfficialLookup& official, const std::map<std::string, std::string>& trusted_verifiers) {
   std::set<std::string> results;
   for (const auto& f : result_files) results.insert(file_identity(f));
-  std::vector<ScoreInput> inputs;
-  std::map<std::string, ResultChecks> checks;
+  Sorted sorted;
   for (const auto& file : baselines.files) {
     const std::string where = "--baselines " + file.string();
     if (results.count(file_identity(file)))
@@ -227,20 +131,25 @@ std::vector<ScoreEntry> read_baselines(const BaselineInputs& baselines, const st
     if (c.report.division != "open")
       throw Error(ErrorKind::usage, where + ": a " + c.report.division + " result; baselines are the open division's "
                                             "reference rows: pass a closed result as a result to rank it");
-    checks[file.string()] = c.checks();
-    inputs.push_back({file.string(), std::move(c.result)});
+    sorted.checks[file.string()] = c.checks();
+    sorted.add({file.string(), std::move(c.result)});
   }
-  std::vector<ScoreEntry> rows = aggregate_scores(inputs);
-  for (auto& entry : rows) {
+  auto builtin_only = [&](const ScoreEntry& entry) {
     const auto& builtin = baselines.builtin_mixers;
     if (std::find(builtin.begin(), builtin.end(), entry.plugin) == builtin.end())
       throw Error(ErrorKind::usage, "--baselines " + entry.sources.front() + ": plugin '" + entry.plugin +
                                         "' is not a built-in mixer of lrahost; baselines are the host's own mixers "
                                         "measured by it (pass other results as results)");
-    count_checks(entry, checks);
+  };
+  Baselines out;
+  out.lra = aggregate_scores(sorted.lra);
+  for (auto& entry : out.lra) {
+    builtin_only(entry);
+    count_checks(entry, sorted.checks);
     bound_entry(entry);
   }
-  return rows;
+  out.suites = suite_entries(sorted, [&](const SuiteEntry& se, const SuiteDef&) { builtin_only(se.entry); });
+  return out;
 }
 
 }  // namespace
@@ -251,12 +160,13 @@ Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const s
                               const BaselineInputs& baselines) {
   Leaderboard board;
   // Baselines first: a bad one stops the command before any work on the results.
-  board.open_baselines = read_baselines(baselines, result_files, official, trusted_verifiers);
+  Baselines base = read_baselines(baselines, result_files, official, trusted_verifiers);
+  board.open_baselines = std::move(base.lra);
   board.result_files = result_files.size();
-  std::vector<ScoreInput> valid;
+  Sorted valid;
   std::map<std::string, std::string> release_notes;  // closed result file -> what its release means for it
-  std::map<std::string, ResultChecks> checks;  // result file -> how far it was checked
-  std::map<std::pair<std::string, std::string>, std::vector<std::string>> extra_seeds;  // (plugin, sha256) -> notes
+  // (plugin, sha256, section suite or "" for LRA's tables) -> notes
+  std::map<std::tuple<std::string, std::string, std::string>, std::vector<std::string>> extra_seeds;
   std::map<std::string, std::string> hint_notes;  // result file -> its mixer's optimizer hints, in words
   // Closed results of one task and manifest should all have trained on the
   // same data; downloaded data cannot be checked by verify, so disagreement
@@ -275,7 +185,7 @@ Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const s
       continue;
     }
     json& result = checked.result;
-    checks[file.string()] = checked.checks();
+    valid.checks[file.string()] = checked.checks();
     if (report.division == "closed") {
       const json* fp = json_at(result, {"task", "data_fingerprint"});
       const std::string key = string_at(result, "task", "name") + " " + string_at(result, "task", "manifest_sha256");
@@ -309,22 +219,25 @@ Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const s
       const json* seed = json_at(result, {"seed"});
       if (seeds && seed && seed->is_number_integer() &&
           std::find(seeds->begin(), seeds->end(), seed->get<int64_t>()) == seeds->end()) {
-        extra_seeds[{string_at(result, "plugin", "name"), string_at(result, "plugin", "sha256")}].push_back(
+        const SuiteDef* suite = section_suite(result);
+        extra_seeds[{string_at(result, "plugin", "name"), string_at(result, "plugin", "sha256"), suite ? suite->name : ""}]
+            .push_back(
             task + ": seed " + std::to_string(seed->get<int64_t>()) + " not averaged (not an official trial seed of " +
             (report.release ? "release " + report.release->release : std::string("its release")) + ": " +
             seed_list_text(*seeds) + ")");
         continue;
       }
     }
-    valid.push_back({file.string(), std::move(result)});
+    valid.add({file.string(), std::move(result)});
   }
-  for (auto& entry : aggregate_scores(valid)) {
-    count_checks(entry, checks);
+  // What an entry's results say beside its scores; `suite`: "" for LRA's tables.
+  auto add_notes = [&](ScoreEntry& entry, const std::string& suite) {
+    auto note = [&](const std::string& text) {
+      if (std::find(entry.notes.begin(), entry.notes.end(), text) == entry.notes.end()) entry.notes.push_back(text);
+    };
     if (entry.division == "closed") {
-      note_missing_seeds(entry, official_seeds);
-      if (const auto it = extra_seeds.find({entry.plugin, entry.plugin_sha256}); it != extra_seeds.end())
-        for (const auto& note : it->second)
-          if (std::find(entry.notes.begin(), entry.notes.end(), note) == entry.notes.end()) entry.notes.push_back(note);
+      if (const auto it = extra_seeds.find({entry.plugin, entry.plugin_sha256, suite}); it != extra_seeds.end())
+        for (const auto& text : it->second) note(text);
       for (const auto& src : entry.sources) {
         const auto it = data_used.find(src);
         if (it == data_used.end()) continue;
@@ -335,25 +248,36 @@ Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const s
                                              [](const auto& a, const auto& b) { return a.second < b.second; });
         if (it->second.second == common->first) continue;
         const std::string task = it->second.first.substr(0, it->second.first.find(' '));
-        const std::string note = task + ": trained on other data than the other closed " + task +
-                                 " results (task.data_fingerprint " + site_short(it->second.second) + ", most have " +
-                                 site_short(common->first) + ")";
-        if (std::find(entry.notes.begin(), entry.notes.end(), note) == entry.notes.end()) entry.notes.push_back(note);
+        note(task + ": trained on other data than the other closed " + task + " results (task.data_fingerprint " +
+             site_short(it->second.second) + ", most have " + site_short(common->first) + ")");
       }
       for (const auto& src : entry.sources)
-        if (auto it = release_notes.find(src); it != release_notes.end() &&
-            std::find(entry.notes.begin(), entry.notes.end(), it->second) == entry.notes.end())
-          entry.notes.push_back(it->second);
+        if (auto it = release_notes.find(src); it != release_notes.end()) note(it->second);
     }
     for (const auto& src : entry.sources)
-      if (auto it = hint_notes.find(src);
-          it != hint_notes.end() && std::find(entry.notes.begin(), entry.notes.end(), it->second) == entry.notes.end())
-        entry.notes.push_back(it->second);
+      if (auto it = hint_notes.find(src); it != hint_notes.end()) note(it->second);
+  };
+  for (auto& entry : aggregate_scores(valid.lra)) {
+    count_checks(entry, valid.checks);
+    if (entry.division == "closed") note_missing_seeds(entry, official_seeds);
+    add_notes(entry, "");
     bound_entry(entry);
     (entry.division != "closed"                ? board.open
      : entry.protocol == "self-pretrained" ? board.self_pretrained
                                            : board.closed)
         .push_back(entry);
+  }
+  // The other suites' sections: the same checks and notes, their own entries.
+  auto sections = suite_entries(valid, [&](SuiteEntry& se, const SuiteDef& def) {
+    if (se.entry.division == "closed")
+      for (const auto& [task, t] : se.tasks) note_missing_seeds(se.entry, task, t.seeds, official_seeds);
+    add_notes(se.entry, def.name);
+  });
+  for (const auto& def : suite_defs()) {
+    if (def.lra_average) continue;
+    SuiteSection section{def.name, def.protocol, def.what, suite_task_columns(def), {}, {}, std::move(base.suites[def.name])};
+    for (auto& se : sections[def.name]) (se.entry.division == "closed" ? section.closed : section.open).push_back(std::move(se));
+    board.suites.push_back(std::move(section));
   }
 
   board.task_columns = lra_task_order();
@@ -371,17 +295,9 @@ Leaderboard build_leaderboard(const std::vector<fs::path>& result_files, const s
 }
 
 std::vector<std::optional<int>> average_ranks(const std::vector<ScoreEntry>& ranked) {
-  std::vector<std::optional<int>> ranks;
-  for (std::size_t i = 0; i < ranked.size(); ++i) {
-    if (!ranked[i].lra_average) {
-      ranks.emplace_back();
-    } else if (i > 0 && ranks[i - 1] && *ranked[i - 1].lra_average == *ranked[i].lra_average) {
-      ranks.push_back(ranks[i - 1]);
-    } else {
-      ranks.emplace_back(static_cast<int>(i) + 1);
-    }
-  }
-  return ranks;
+  std::vector<std::optional<double>> averages;
+  for (const auto& e : ranked) averages.push_back(e.lra_average);
+  return competition_ranks(averages);
 }
 
 }  // namespace lra::host

@@ -12,6 +12,7 @@
 
 #include "bench/bench_point.h"
 #include "leaderboard/scores.h"
+#include "leaderboard/suite_sections.h"
 #include "results/submission.h"
 #include "results/verify.h"
 
@@ -36,8 +37,12 @@ struct Leaderboard {
   // mixers measured by this host, e.g. docs/measured/cpu/baselines/. Verified
   // like any result, never ranked, shown after the open entries.
   std::vector<ScoreEntry> open_baselines;
+  // One section per suite other than LRA (manifest/suites.h: MQAR, MAD), in
+  // suite_defs() order, each with its own divisions and baselines; their
+  // results are never in the tables above (leaderboard/suite_sections.h).
+  std::vector<SuiteSection> suites;
   std::vector<InvalidResult> invalid;          // not ranked
-  std::vector<std::string> task_columns;       // the six LRA tasks, then any other task found (sorted)
+  std::vector<std::string> task_columns;       // the six LRA tasks, then any task of no suite found (sorted)
   std::size_t result_files = 0;
   std::vector<bench::BenchPoint> bench;        // all bench.json points, in file order
   std::vector<std::string> bench_sources;

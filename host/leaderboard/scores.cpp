@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <tuple>
 
 #include "common/json_input.h"
 #include "lra/status.h"
@@ -120,7 +119,7 @@ void compare_with_reference(const ScoreInput& in, Facts& f) {
   const auto entry = table->entry(f.plugin, f.task, smoke);
   json differing = json::object();
   if (!entry) {
-    f.differs = {"(no entry for this task)"};  // a task the table does not cover
+    f.differs = {kNoReferenceEntry};  // a task the table does not cover
     differing = f.options;
   } else {
     // A run under a reference configuration is compared with the settings it
@@ -214,6 +213,29 @@ std::string percent(double fraction) {
   return buf;
 }
 
+// What makes an entry: name, build, options (a built-in mixer's as compared
+// with its reference table), how an open one was made, division and protocol
+// (from-scratch and self-pretrained results never share an entry).
+std::vector<std::string> entry_key(const Facts& f) {
+  return {f.plugin, f.sha256, f.options_key + "\n" + f.made_with, f.division + " " + f.protocol};
+}
+
+// The entry one result would make alone, before any task is scored.
+ScoreEntry entry_of(const Facts& f, const std::string& source) {
+  ScoreEntry e;
+  e.plugin = f.plugin;
+  e.plugin_version = f.version;
+  e.plugin_sha256 = f.sha256;
+  e.options = f.options;
+  e.division = f.division;
+  e.made_with = f.made_with;
+  e.protocol = f.protocol;
+  if (f.table) e.reference = ReferenceUse{*f.table, f.differs.empty(), {}};
+  if (f.table && !f.differs.empty()) e.reference->differs[f.task] = f.differs;
+  e.sources.push_back(source);
+  return e;
+}
+
 }  // namespace
 
 const std::vector<std::string>& lra_task_order() {
@@ -228,14 +250,25 @@ const std::vector<std::string>& lra_average_tasks() {
 
 void check_score_input(const ScoreInput& input) { read_facts(input); }
 
+EntryResult entry_result(const ScoreInput& input) {
+  const Facts f = read_facts(input);
+  return {entry_key(f), entry_of(f, input.source), f.task, f.digest, f.seed};
+}
+
+void add_entry_result(ScoreEntry& entry, const ScoreEntry& one) {
+  if (entry.reference && one.reference && !one.reference->used) {
+    entry.reference->used = false;
+    for (const auto& [task, names] : one.reference->differs) entry.reference->differs[task] = names;
+  }
+  entry.sources.insert(entry.sources.end(), one.sources.begin(), one.sources.end());
+}
+
 std::vector<ScoreEntry> aggregate_scores(const std::vector<ScoreInput>& results) {
-  using Key = std::tuple<std::string, std::string, std::string, std::string>;  // name, sha256, options, division
-  std::map<Key, ScoreEntry> entries;
-  std::map<Key, std::map<std::string, std::vector<Trial>>> trials;
+  std::map<std::vector<std::string>, ScoreEntry> entries;
+  std::map<std::vector<std::string>, std::map<std::string, std::vector<Trial>>> trials;
   for (const ScoreInput& in : results) {
     const Facts f = read_facts(in);
-    // From-scratch and self-pretrained results never share an entry.
-    const Key key{f.plugin, f.sha256, f.options_key + "\n" + f.made_with, f.division + " " + f.protocol};
+    const auto key = entry_key(f);
     auto& list = trials[key][f.task];
     bool duplicate = false;
     for (const Trial& t : list) {
@@ -252,21 +285,8 @@ std::vector<ScoreEntry> aggregate_scores(const std::vector<ScoreInput>& results)
     if (duplicate) continue;
     list.push_back({f.seed, f.accuracy, f.test_examples, f.digest, in.source, f.majority});
     ScoreEntry& e = entries[key];
-    if (e.sources.empty()) {
-      e.plugin = f.plugin;
-      e.plugin_version = f.version;
-      e.plugin_sha256 = f.sha256;
-      e.options = f.options;
-      e.division = f.division;
-      e.made_with = f.made_with;
-      e.protocol = f.protocol;
-      if (f.table) e.reference = ReferenceUse{*f.table, true, {}};
-    }
-    if (e.reference && !f.differs.empty()) {
-      e.reference->used = false;
-      e.reference->differs[f.task] = f.differs;
-    }
-    e.sources.push_back(in.source);
+    if (e.sources.empty()) e = entry_of(f, in.source);
+    else add_entry_result(e, entry_of(f, in.source));
   }
 
   std::vector<ScoreEntry> out;
@@ -292,6 +312,16 @@ std::vector<ScoreEntry> aggregate_scores(const std::vector<ScoreInput>& results)
     return a.plugin < b.plugin;
   });
   return out;
+}
+
+std::vector<std::optional<int>> competition_ranks(const std::vector<std::optional<double>>& scores) {
+  std::vector<std::optional<int>> ranks;
+  for (std::size_t i = 0; i < scores.size(); ++i) {
+    if (!scores[i]) ranks.emplace_back();
+    else if (i > 0 && ranks[i - 1] && *scores[i - 1] == *scores[i]) ranks.push_back(ranks[i - 1]);
+    else ranks.emplace_back(static_cast<int>(i) + 1);
+  }
+  return ranks;
 }
 
 double binomial_upper_tail(int64_t k, int64_t n, double p) {

@@ -46,6 +46,9 @@ struct ReferenceUse {
   std::map<std::string, std::vector<std::string>> differs;  // task -> options that differ, when not used
 };
 
+// What ReferenceUse::differs says for a task its table has no entry for.
+inline constexpr const char* kNoReferenceEntry = "(no entry for this task)";
+
 struct ScoreEntry {
   std::string plugin, plugin_version, plugin_sha256;
   // The mixer's options as recorded; for a built-in mixer, whose reference
@@ -115,6 +118,27 @@ std::vector<ScoreEntry> aggregate_scores(const std::vector<ScoreInput>& results)
 // lra::Error(data) for a result it would refuse (for callers that report a
 // bad file and go on, as `sweep --collect` does).
 void check_score_input(const ScoreInput& input);
+
+// One result as aggregate_scores reads it, for callers that group results
+// further (the recall suites' sections, leaderboard/suite_sections.h): `key`
+// is the entry it belongs to (plugin name, build, options — a built-in
+// mixer's as compared with its reference settings —, how an open one was
+// made, division, protocol); `entry` the entry it would make alone (no task
+// scored, sources = {its source}). Throws as check_score_input does.
+struct EntryResult {
+  std::vector<std::string> key;
+  ScoreEntry entry;
+  std::string task, digest;
+  int64_t seed = 0;
+};
+EntryResult entry_result(const ScoreInput& input);
+// Adds the one-result entry `one` of the same key to `entry`, as
+// aggregate_scores does: its sources and its reference-settings verdict.
+void add_entry_result(ScoreEntry& entry, const ScoreEntry& one);
+
+// Competition ranks of scores sorted best first ("1, 2, 2, 4"); nullopt for
+// an entry without a score (those come last).
+std::vector<std::optional<int>> competition_ranks(const std::vector<std::optional<double>>& ranked_scores);
 
 // P(X >= k) for X ~ Binomial(n, p), computed in log space (exact, stable for n in the millions).
 double binomial_upper_tail(int64_t k, int64_t n, double p);

@@ -6,20 +6,16 @@
 #include "bench/bench_report.h"
 #include "leaderboard/paper_reference.h"
 #include "leaderboard/site.h"
+#include "leaderboard/site_html_parts.h"
 #include "leaderboard/site_text.h"
 #include "plot/svg_text.h"
 
 namespace lra::host {
 namespace {
 
-// HTML text and (quoted) attribute values alike: & < > " ' become entities;
-// control characters and invalid UTF-8 become U+FFFD. Everything from a
-// result, a plugin or a bench file goes through here.
-std::string h(std::string_view text) { return svg::xml_escape(text); }
-
-// Sort keys live in data-sort attributes; the page's script reads them and
-// nothing else, so no data ever sits inside a <script>.
-std::string sort_key(double v) { return svg::fixed(v, 6); }
+using site_html::h;
+using site_html::sort_key;
+using site_html::th;
 
 // The page's only script: sorts a table by the clicked header's column.
 // Cells without data-sort (FAIL, —) go last in either direction; ties keep
@@ -92,12 +88,6 @@ ul.invalid li { margin-bottom: .6rem; }
 .chart svg { max-width: 100%; height: auto; }
 )CSS";
 
-// A header cell: numbers sort best (largest) first, text and ranks ascending.
-std::string th(const std::string& label, const char* type, const char* first, const char* extra = "") {
-  return std::string("<th scope=\"col\" tabindex=\"0\" data-type=\"") + type + "\" data-first=\"" + first + "\"" +
-         (std::string(type) == "text" ? " class=\"text\"" : "") + extra + ">" + h(label) + "</th>";
-}
-
 std::string seed_list(const TaskScore& s) {
   std::string out;
   for (std::size_t i = 0; i < s.seeds.size(); ++i)
@@ -120,30 +110,7 @@ Row entry_row(const ScoreEntry& e, std::optional<int> rank, const std::vector<st
   if (e.lra_average) row.average = 100 * *e.lra_average;
   std::string& c = row.cells;
   c += rank ? "<td data-sort=\"" + std::to_string(*rank) + "\">" + std::to_string(*rank) + "</td>" : "<td>—</td>";
-  const std::string version = site::version_label(e.plugin_version, e.plugin_sha256);
-  std::string meta = version.empty() ? "" : version == "Python" ? version : "v" + version;
-  if (!e.plugin_sha256.empty()) meta += (meta.empty() ? "" : " · ") + std::string("sha256 ") + site::short_sha(e.plugin_sha256);
-  const std::string options = site::options_text(e.options);
-  if (!options.empty()) meta += (meta.empty() ? "" : " · ") + options;
-  if (!e.made_with.empty()) meta += (meta.empty() ? "" : " · ") + e.made_with;
-  c += "<td class=\"text model\" data-sort=\"" + h(e.plugin) + "\"><span class=\"name\">" + h(e.plugin) + "</span>";
-  if (baseline)
-    c += "<span class=\"badge baseline\" title=\"a built-in mixer measured by this host; verified, not ranked\">"
-         "baseline</span>";
-  if (e.reference)
-    c += " <span class=\"refset " + std::string(e.reference->used ? "yes" : "no") + "\" title=\"" +
-         h(site::reference_detail(e)) + "\">" + h(site::reference_marker(e)) + "</span>";
-  if (!meta.empty()) c += "<div class=\"meta\" title=\"sha256 " + h(e.plugin_sha256) + "\">" + h(meta) + "</div>";
-  for (const auto& note : e.notes) c += "<div class=\"meta note\">" + h(note) + "</div>";
-  c += "<div class=\"meta checks\" title=\"digest: the file is intact and passed verify; signed: by a key whose "
-       "signature verifies; re-evaluated: the submitted weights reproduce the accuracy (verify --reevaluate, in a report "
-       "signed by a trusted verifier key); private set: scored on a fresh private test set without a significant gap; "
-       "re-evaluated by its author: the same check, signed by the author key of whoever built this page (verify "
-       "--reevaluate --sign-as-author), shown but not counted as a trusted verifier's; "
-       "re-evaluation unverified: a report that is unsigned, signed by an unknown key or edited, not counted; data not "
-       "checked: closed results on LRA's release files that no trusted re-evaluation compared with the maintainer's "
-       "own copy (verify alone checks release files by their counts)\">" + h(site::checks_text(e)) + "</div>";
-  c += "</td>";
+  c += site_html::model_cell(e, baseline);
   const int seeds = site::max_seeds(e);
   c += "<td data-sort=\"" + std::to_string(seeds) + "\">" + h(site::seeds_text(e)) + "</td>";
   for (const auto& t : tasks) {
@@ -165,6 +132,38 @@ Row entry_row(const ScoreEntry& e, std::optional<int> rank, const std::vector<st
                    : "<td class=\"avg\">—</td>";
   return row;
 }
+
+}  // namespace
+
+std::string site_html::model_cell(const ScoreEntry& e, bool baseline) {
+  const std::string version = site::version_label(e.plugin_version, e.plugin_sha256);
+  std::string meta = version.empty() ? "" : version == "Python" ? version : "v" + version;
+  if (!e.plugin_sha256.empty()) meta += (meta.empty() ? "" : " · ") + std::string("sha256 ") + site::short_sha(e.plugin_sha256);
+  const std::string options = site::options_text(e.options);
+  if (!options.empty()) meta += (meta.empty() ? "" : " · ") + options;
+  if (!e.made_with.empty()) meta += (meta.empty() ? "" : " · ") + e.made_with;
+  std::string c = "<td class=\"text model\" data-sort=\"" + h(e.plugin) + "\"><span class=\"name\">" + h(e.plugin) + "</span>";
+  if (baseline)
+    c += "<span class=\"badge baseline\" title=\"a built-in mixer measured by this host; verified, not ranked\">"
+         "baseline</span>";
+  if (e.reference)
+    c += " <span class=\"refset " + std::string(e.reference->used ? "yes" : "no") + "\" title=\"" +
+         h(site::reference_detail(e)) + "\">" + h(site::reference_marker(e)) + "</span>";
+  if (!meta.empty()) c += "<div class=\"meta\" title=\"sha256 " + h(e.plugin_sha256) + "\">" + h(meta) + "</div>";
+  for (const auto& note : e.notes) c += "<div class=\"meta note\">" + h(note) + "</div>";
+  c += "<div class=\"meta checks\" title=\"digest: the file is intact and passed verify; signed: by a key whose "
+       "signature verifies; re-evaluated: the submitted weights reproduce the accuracy (verify --reevaluate, in a report "
+       "signed by a trusted verifier key); private set: scored on a fresh private test set without a significant gap; "
+       "re-evaluated by its author: the same check, signed by the author key of whoever built this page (verify "
+       "--reevaluate --sign-as-author), shown but not counted as a trusted verifier's; "
+       "re-evaluation unverified: a report that is unsigned, signed by an unknown key or edited, not counted; data not "
+       "checked: closed results on LRA's release files that no trusted re-evaluation compared with the maintainer's "
+       "own copy (verify alone checks release files by their counts)\">" + h(site::checks_text(e)) + "</div>";
+  c += "</td>";
+  return c;
+}
+
+namespace {
 
 Row paper_row(const PaperRow& p, const std::vector<std::string>& tasks, const char* badge = "LRA paper") {
   Row row;
@@ -314,6 +313,7 @@ std::string leaderboard_html(const Leaderboard& board) {
   division_table(s, "open", "Open division", "Changed manifests, presets or overrides: each entry's own protocol.",
                  board.open, board.task_columns, board.open_baselines);
   reference_section(s, board.task_columns);
+  site_html::suite_sections(s, board);
   invalid_section(s, board.invalid);
   chart_section(s, board);
   s += "</main>\n<footer>\n<p>" + std::to_string(board.result_files) +

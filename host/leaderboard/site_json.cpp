@@ -30,6 +30,27 @@ json baselines(const std::vector<ScoreEntry>& rows) {
   return out;
 }
 
+// A suite section: its entries ranked by score, its baselines never.
+json suite_json(const SuiteSection& sec) {
+  json closed = json::array(), open = json::array(), base = json::array();
+  for (auto [entries, out] : {std::pair{&sec.closed, &closed}, std::pair{&sec.open, &open}}) {
+    const auto ranks = suite_ranks(*entries);
+    for (std::size_t i = 0; i < entries->size(); ++i) {
+      json e = to_json((*entries)[i]);
+      e["rank"] = ranks[i] ? json(*ranks[i]) : json(nullptr);
+      out->push_back(std::move(e));
+    }
+  }
+  for (const auto& row : sec.open_baselines) {
+    json e = to_json(row);
+    e["rank"] = nullptr;
+    e["baseline"] = true;
+    base.push_back(std::move(e));
+  }
+  return {{"suite", sec.suite}, {"protocol", sec.protocol}, {"tasks", sec.tasks},
+          {"closed", closed},   {"open", open},             {"open_baselines", base}};
+}
+
 }  // namespace
 
 json leaderboard_json(const Leaderboard& board) {
@@ -54,6 +75,8 @@ json leaderboard_json(const Leaderboard& board) {
                         {"model", row.model},
                         {"tasks_percent", row.accuracy_percent},
                         {"average_percent", row.average_percent}});
+  json suites = json::array();
+  for (const auto& sec : board.suites) suites.push_back(suite_json(sec));
   json bench = nullptr;
   if (!board.bench_sources.empty())
     bench = {{"sources", board.bench_sources},
@@ -69,6 +92,7 @@ json leaderboard_json(const Leaderboard& board) {
           {"self_pretrained", ranked(board.self_pretrained)},
           {"open", ranked(board.open)},
           {"open_baselines", baselines(board.open_baselines)},
+          {"suites", suites},
           {"invalid", invalid},
           {"reference", {{"source", "LRA paper, Table 1 (Tay et al., ICLR 2021)"}, {"rows", rows}}},
           {"reference_self_pretrained", {{"source", kSptPaperSource}, {"rows", spt_rows}}},

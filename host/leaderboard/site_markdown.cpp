@@ -23,20 +23,24 @@ void header(std::string& s, const std::vector<std::string>& first, const std::ve
   s += " Avg |\n|" + rule + "---:|\n";
 }
 
+// The plugin cell: name, version, hash, reference marker, how it was made, notes, checks.
+std::string plugin_text(const ScoreEntry& e) {
+  std::string plugin = text::markdown_cell(e.plugin);
+  if (!e.plugin_version.empty())
+    plugin += " " + text::markdown_cell(site::version_label(e.plugin_version, e.plugin_sha256));
+  if (!e.plugin_sha256.empty()) plugin += " (" + text::markdown_cell(site::short_sha(e.plugin_sha256)) + ")";
+  if (e.reference) plugin += " " + text::markdown_cell(site::reference_marker(e));
+  if (!e.made_with.empty()) plugin += " (" + text::markdown_cell(e.made_with) + ")";
+  for (const auto& note : e.notes) plugin += " — " + text::markdown_cell(note);
+  return plugin + " — " + text::markdown_cell(site::checks_text(e));
+}
+
 // One table row; `rank` is "1", "—" (no average) or "baseline".
 void entry_row(std::string& s, const ScoreEntry& e, const std::string& rank, const std::vector<std::string>& tasks) {
-    std::string plugin = text::markdown_cell(e.plugin);
-    if (!e.plugin_version.empty())
-      plugin += " " + text::markdown_cell(site::version_label(e.plugin_version, e.plugin_sha256));
-    if (!e.plugin_sha256.empty()) plugin += " (" + text::markdown_cell(site::short_sha(e.plugin_sha256)) + ")";
-    if (e.reference) plugin += " " + text::markdown_cell(site::reference_marker(e));
-    if (!e.made_with.empty()) plugin += " (" + text::markdown_cell(e.made_with) + ")";
-    for (const auto& note : e.notes) plugin += " — " + text::markdown_cell(note);
-    plugin += " — " + text::markdown_cell(site::checks_text(e));
-    s += "| " + rank + " | " + plugin + " | " + text::markdown_cell(site::options_text(e.options)) + " | " +
-         site::seeds_text(e) + " |";
-    for (const auto& t : tasks) s += " " + format_task_cell(e, t) + " |";
-    s += " " + format_average_cell(e) + " |\n";
+  s += "| " + rank + " | " + plugin_text(e) + " | " + text::markdown_cell(site::options_text(e.options)) + " | " +
+       site::seeds_text(e) + " |";
+  for (const auto& t : tasks) s += " " + format_task_cell(e, t) + " |";
+  s += " " + format_average_cell(e) + " |\n";
 }
 
 // A division's entries, ranked, then its baselines (leaderboard --baselines), then the majority-class row.
@@ -80,6 +84,49 @@ void paper_rows(std::string& s, const std::vector<PaperRow>& rows, const std::st
   }
 }
 
+// A suite section's division: rank, plugin, options, model point, each task (score and how), the score.
+void suite_division(std::string& s, const SuiteSection& sec, const char* title, const char* what,
+                    const std::vector<SuiteEntry>& entries, const std::vector<SuiteEntry>& baselines) {
+  s += std::string("\n### ") + title + "\n\n" + what + (baselines.empty() ? "" : std::string(" ") + site::kBaselineLegend) +
+       "\n\n";
+  if (entries.empty() && baselines.empty()) {
+    s += "No results.\n";
+    return;
+  }
+  s += "| rank | plugin | options | model point |";
+  std::string rule = "---|---|---|---|";
+  for (const auto& t : sec.tasks) {
+    s += " " + text::markdown_cell(site::task_title(t)) + " |";
+    rule += "---:|";
+  }
+  s += " Score |\n|" + rule + "---:|\n";
+  auto row = [&](const SuiteEntry& e, const std::string& rank) {
+    s += "| " + rank + " | " + plugin_text(e.entry) + " | " + text::markdown_cell(site::options_text(e.entry.options)) +
+         " | " + (e.model.empty() ? std::string("—") : text::markdown_cell(e.model)) + " |";
+    for (const auto& t : sec.tasks) {
+      const auto it = e.tasks.find(t);
+      s += it == e.tasks.end() ? std::string(" — |")
+                               : " " + suite_score_cell(it->second.score) + " (" +
+                                     text::markdown_cell(site::suite_task_detail(it->second)) + ") |";
+    }
+    s += " " + suite_score_cell(e.score) + " |\n";
+  };
+  const auto ranks = suite_ranks(entries);
+  for (std::size_t i = 0; i < entries.size(); ++i) row(entries[i], ranks[i] ? std::to_string(*ranks[i]) : "—");
+  for (const auto& b : baselines) row(b, "baseline");
+}
+
+void suite_sections(std::string& s, const Leaderboard& board) {
+  for (const auto& sec : board.suites) {
+    if (sec.empty()) continue;
+    s += "\n## " + text::markdown_cell(site::suite_heading(sec)) + "\n\n" + text::markdown_cell(site::suite_what(sec)) + " " +
+         site::kSuiteLegend + "\n";
+    suite_division(s, sec, "Closed division", "The suite's official manifests, at a point of their grid.", sec.closed, {});
+    suite_division(s, sec, "Open division", "Changed manifests, presets or overrides: each entry's own protocol.",
+                   sec.open, sec.open_baselines);
+  }
+}
+
 }  // namespace
 
 std::string leaderboard_markdown(const Leaderboard& board) {
@@ -97,6 +144,7 @@ std::string leaderboard_markdown(const Leaderboard& board) {
 
   s += "\n## Reference: LRA paper, Table 1\n\nTay et al., ICLR 2021; averages as printed.\n\n";
   paper_rows(s, paper_table1(), "FAIL");  // Path-X: every model FAILs in the LRA paper
+  suite_sections(s, board);
 
   if (!board.invalid.empty()) {
     s += "\n## Invalid results (not ranked)\n\n";

@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include <cctype>
 #include <cmath>
 
 #include <algorithm>
@@ -105,6 +106,33 @@ const char* const kScoreLegend =
     "of the correct answers pooled over seeds against 50%, p ≥ 0.05), as the LRA paper marks every model. "
     "✓/✗ LRA reference settings: whether a built-in mixer ran with the options LRA used for Table 1 on every task "
     "(manifests/reference-mixers/); its options column then lists only the options that differ from them.";
+
+std::string suite_heading(const SuiteSection& section) {
+  std::string name = section.suite;
+  for (char& ch : name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  return name + " (" + section.protocol + ")";
+}
+
+std::string suite_what(const SuiteSection& section) {
+  std::string out = section.what;
+  if (!out.empty()) out[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(out[0])));
+  return out + ".";
+}
+
+std::string suite_task_detail(const SuiteTaskScore& t) {
+  auto counted = [](std::size_t n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); };
+  std::string out = t.chosen.empty() ? "" : t.chosen + " · ";
+  out += counted(static_cast<std::size_t>(t.settings), "setting") + " · " + counted(t.seeds.size(), "seed") + " · " +
+         suite_state_text(t);
+  if (t.settings > 0 && !t.score) out += " · a setting without a finished run";
+  return out;
+}
+
+const char* const kSuiteLegend =
+    "Per task: test accuracy (%) at the training point (learning rate, weight decay) chosen on validation accuracy "
+    "for each model point and setting, the mean over the task's settings; under it the chosen point, how many "
+    "settings and seeds, and the decoding state of the chosen runs as the host measured it, at the longest length "
+    "measured. Score: the mean over the suite's tasks, shown when every task has one; entries are ranked by it.";
 
 const char* const kBaselineLegend =
     "Rows marked baseline, after the entries: lrahost's built-in mixers measured by this host, each result verified "

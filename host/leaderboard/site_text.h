@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "leaderboard/scores.h"
+#include "leaderboard/suite_sections.h"
 
 namespace lra::host::site {
 
@@ -56,6 +57,16 @@ std::string version_label(const std::string& version, const std::string& sha256)
 // How far an entry was checked: "checked: digest 3/3 · signed 3/3 (ed25519:…) · re-evaluated 3/3 (by
 // ed25519:…) · private set 3/3", then " · re-evaluation unverified 1/3 (unsigned)" when a report was not believed.
 std::string checks_text(const ScoreEntry& entry);
+
+// A suite section's heading: "MQAR (zoology-v1)".
+std::string suite_heading(const SuiteSection& section);
+// Its one line as a sentence: "The MAD suite's six synthetic tasks (Poli et al. 2024)."
+std::string suite_what(const SuiteSection& section);
+// How a suite task's score was reached: "lr 0.01 · 1 setting · 1 seed · 66048 B at length 1024".
+std::string suite_task_detail(const SuiteTaskScore& task);
+
+// The sentence explaining a suite section's numbers.
+extern const char* const kSuiteLegend;
 
 // The sentence explaining the numbers, FAIL and the average.
 extern const char* const kScoreLegend;

@@ -381,7 +381,12 @@ SuiteOutcome run_suite(const SuiteArgs& a) {
         plain_tasks.end())
       plain.push_back(in);
   const auto scores = aggregate_scores(plain);
-  const json selections = select_grid_points(runs);
+  // The grids' and settings' runs; the plain tasks' are scored above.
+  json grid_runs = json::array();
+  for (const auto& rec : runs)
+    if (std::find(plain_tasks.begin(), plain_tasks.end(), rec["task"].get<std::string>()) == plain_tasks.end())
+      grid_runs.push_back(rec);
+  const json selections = select_grid_points(grid_runs);
   json score_json = json::array();
   for (const auto& e : scores) score_json.push_back(to_json(e));
   const json summary = {{"schema", kSuiteSchema},   {"plugin", a.plugin},   {"preset", a.preset}, {"protocol", a.protocol},

@@ -61,6 +61,11 @@ std::string GridPoint::folder() const {
 std::string GridPoint::model_label() const { return label(*this, true); }
 std::string GridPoint::train_label() const { return label(*this, false); }
 
+std::string grid_value_text(double v) {
+  const bool whole = v == std::floor(v) && std::fabs(v) < 1e15;
+  return whole ? std::to_string(static_cast<int64_t>(v)) : json(v).dump();
+}
+
 std::vector<GridPoint> grid_points(const Manifest& m) {
   std::vector<GridPoint> points = {GridPoint{}};
   for (const auto& axis : m.grid) {
@@ -68,9 +73,7 @@ std::vector<GridPoint> grid_points(const Manifest& m) {
     for (const auto& p : points)
       for (double v : axis.values) {
         GridPoint q = p;
-        // As --set writes it: integers without a fraction, others in their shortest exact form.
-        const bool whole = v == std::floor(v) && std::fabs(v) < 1e15;
-        q.values.emplace_back(axis.key, whole ? std::to_string(static_cast<int64_t>(v)) : json(v).dump());
+        q.values.emplace_back(axis.key, grid_value_text(v));
         next.push_back(std::move(q));
       }
     points = std::move(next);
@@ -83,9 +86,8 @@ json select_grid_points(const json& runs) {
   Ordered<Ordered<Ordered<Ordered<std::vector<const json*>>>>> groups;
   for (const auto& r : runs) {
     const std::string setting = r.contains("setting") && r["setting"].is_string() ? r["setting"].get<std::string>() : "";
-    if ((!r.contains("point") || r["point"].empty()) && setting.empty()) continue;
-    groups[r["task"].get<std::string>()][setting][record_label(r["point"], true)][record_label(r["point"], false)]
-        .push_back(&r);
+    const json point = r.contains("point") && r["point"].is_object() ? r["point"] : json::object();
+    groups[r["task"].get<std::string>()][setting][record_label(point, true)][record_label(point, false)].push_back(&r);
   }
   json out = json::array();
   for (const auto& [task, settings] : groups.items)

@@ -23,6 +23,10 @@ struct GridPoint {
   std::string train_label() const;            // the training axes: "lr 0.01" ("" when none)
 };
 
+// An axis value as --set writes it: integers without a fraction ("128"),
+// others in their shortest exact form ("0.001").
+std::string grid_value_text(double v);
+
 // Every point of m's grid (the product of its axes, first axis slowest); one
 // empty point for a manifest without a grid.
 std::vector<GridPoint> grid_points(const Manifest& m);
@@ -34,6 +38,8 @@ std::vector<GridPoint> grid_points(const Manifest& m);
 // accuracy over its finished seeds is highest, with its test accuracy's mean
 // and its runs: [{"task", "setting", "model", "selected", "candidates"}]. A
 // model point none of whose runs finished is listed with "selected": null.
+// A record without a point (a run outside any grid) is its task's only
+// candidate at the model point "".
 nlohmann::json select_grid_points(const nlohmann::json& runs);
 
 // From select_grid_points' selections: per task and model point, the mean
