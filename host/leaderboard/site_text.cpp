@@ -124,7 +124,7 @@ std::string suite_task_detail(const SuiteTaskScore& t) {
   std::string out = t.chosen.empty() ? "" : t.chosen + " · ";
   out += counted(static_cast<std::size_t>(t.settings), "setting") + " · " + counted(t.seeds.size(), "seed") + " · " +
          suite_state_text(t);
-  if (t.settings > 0 && !t.score) out += " · a setting without a finished run";
+  if (t.settings > 0 && !t.score) out += " · " + (t.no_score.empty() ? std::string("no score") : t.no_score);
   return out;
 }
 

@@ -134,12 +134,14 @@ void score_group(Group& g, const std::vector<std::string>& suite_tasks) {
     SuiteTaskScore& t = se.tasks[task];
     t.settings = s["settings"].get<int>();
     if (!s["score"].is_null()) t.score = s["score"].get<double>();
+    else t.no_score = "a setting without a finished run";
     // A closed task's score is the protocol's: the mean over all its official
     // settings (MAD's), not over those a submission happened to run.
     if (se.entry.division == "closed") {
       const int official = official_settings(task);
       if (t.settings < official) {
         t.score.reset();
+        t.no_score = std::to_string(t.settings) + " of its " + std::to_string(official) + " official settings";
         se.entry.notes.push_back(site::bounded(task + ": " + std::to_string(t.settings) + " of its " +
                                                    std::to_string(official) + " official settings (no score: a "
                                                    "closed task's score is the mean over all of them)",
@@ -274,6 +276,7 @@ json to_json(const SuiteEntry& e) {
                    {"state_bytes", t.state_bytes ? json(*t.state_bytes) : json(nullptr)},
                    {"state_length", t.state_length ? json(*t.state_length) : json(nullptr)},
                    {"state_note", t.state_note},
+                   {"no_score", t.no_score},
                    {"chosen_sources", t.chosen_sources}};
   out["tasks"] = tasks;
   out["model"] = e.model;

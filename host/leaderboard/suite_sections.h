@@ -33,6 +33,7 @@ struct SuiteTaskScore {
   std::optional<int64_t> state_bytes, state_length;
   std::string state_note;       // "" when every chosen run was measured; else why not, or how many were
   std::vector<std::string> chosen_sources;  // the chosen runs' files
+  std::string no_score;  // why there is no score: "a setting without a finished run", "1 of its 6 official settings"
 };
 
 struct SuiteEntry {
