@@ -136,21 +136,29 @@ class S4D final : public lra::Mixer {
     y = at::gelu(y + x_t * d_);
     return at::glu(out_->forward(y), -1);
   }
-  // The state after a prompt is one sum: h_L = sum_t da^(L-1-t) db x_t, the
-  // powers of da as exp(a dt k) (a Vandermonde product, as kernels() builds).
+  // The state after a prompt is one sum, h_L = sum_t da^(L-1-t) db x_t, taken
+  // as kernels() takes its powers: lag = S i + j with S ~ sqrt(L), so only
+  // da^j (j < S) and da^(S i) (i < L/S) are formed, never L powers per state.
   bool prefills_in_parallel() const override { return true; }
   torch::Tensor prefill(const torch::Tensor& x, std::vector<torch::Tensor>& state) override {
     TORCH_CHECK(state.size() == 1, "s4d: the decoding state is {h}");
     auto& h = state[0];  // [B, H, M]
-    const int64_t L = x.size(1);
+    const int64_t Bsz = x.size(0), L = x.size(1), H = x.size(2);
+    const int64_t S = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(L)))));
+    const int64_t A = (L + S - 1) / S;
     const auto real = h.scalar_type() == at::kComplexDouble ? at::kDouble : at::kFloat;
     auto dt = at::exp(log_dt_).unsqueeze(-1).to(real);
-    auto a = at::complex(-at::exp(log_a_real_), a_imag_).to(h.scalar_type());
-    auto db = (at::exp(a * dt) - 1.0) / a;                                                 // [H, M]
-    auto lags = at::arange(L - 1, -1, -1, at::TensorOptions().dtype(real).device(x.device()));  // L-1 .. 0
-    auto powers = at::exp((a * dt).unsqueeze(-1) * lags);                                  // [H, M, L]
-    auto u = x.transpose(1, 2).to(h.scalar_type());                                        // [B, H, L]
-    h = h + db * at::matmul(u.unsqueeze(2), powers.transpose(-1, -2).unsqueeze(0)).squeeze(2);
+    auto dta = (at::complex(-at::exp(log_a_real_), a_imag_).to(h.scalar_type())) * dt;  // [H, M]
+    auto db = (at::exp(dta) - 1.0) / (dta / dt);
+    auto powers = [&](int64_t count, int64_t stride) {  // da^(stride i), i < count: [H, M, count]
+      return at::exp(dta.unsqueeze(-1) * (at::arange(count, at::TensorOptions().dtype(real).device(x.device())) *
+                                          static_cast<double>(stride)));
+    };
+    // The prompt newest first, zero-padded to A x S: position L-1-lag at lag = S i + j.
+    auto u = at::constant_pad_nd(x.flip(1).transpose(1, 2), {0, A * S - L}).to(h.scalar_type());  // [B, H, A S]
+    auto inner = at::matmul(u.reshape({Bsz, H, A, S}), powers(S, 1).transpose(-1, -2).unsqueeze(0));  // [B, H, A, M]
+    auto sum = (inner * powers(A, S).transpose(-1, -2).unsqueeze(0)).sum(2);                        // [B, H, M]
+    h = h + db * sum;
     return forward(x, {});
   }
 
