@@ -17,6 +17,7 @@
 #include "lra/status.h"
 #include "manifest/suites.h"
 #include "results/result.h"
+#include "leaderboard_result.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -37,41 +38,7 @@ std::optional<std::vector<int64_t>> two_seeds(const std::string&, const std::str
 // A complete, valid result as lrahost run writes it (unsealed); open unless `closed`.
 json run_result(const std::string& plugin, const std::string& task, int64_t seed, double test, double val,
                 bool closed = false) {
-  return json{{"schema", kResultSchema},
-              {"division", closed ? "closed" : "open"},
-              {"division_reasons", closed ? json::array() : json::array({"preset smoke"})},
-              {"valid", true},
-              {"invalid_reasons", json::array()},
-              {"host", {{"version", "0.1.0"}, {"git_revision", "abc"}, {"git_dirty", false}}},
-              {"system", {{"os", "test"}}},
-              {"plugin",
-               {{"name", plugin},
-                {"version", "1.0.0"},
-                {"sha256", sha256_hex("plugin " + plugin)},
-                {"options", json::object()},
-                {"params", {{"total", 1000}, {"mixer", 100}}},
-                {"capabilities", json::array()}}},
-              {"task",
-               {{"name", task},
-                {"manifest", "builtin:lra-v1/" + task + ".toml"},
-                {"manifest_sha256", closed ? sha256_hex("official " + task) : sha256_hex("smoke " + task)},
-                {"preset", closed ? "official" : "smoke"},
-                {"data_fingerprint", sha256_hex("data")},
-                {"examples", {{"train", 100}, {"val", 10}, {"test", 1000}}}}},
-              {"rules", {{"reference_params", 1000}, {"param_budget_ratio", 1.1}, {"param_budget", 1100}}},
-              {"seed", seed},
-              {"overrides", json::array()},
-              {"config", json::object()},
-              {"metrics",
-               {{"test_accuracy", test},
-                {"best_val_accuracy", val},
-                {"final_train_loss", 1.0},
-                {"final_train_accuracy", test}}},
-              {"history", json::array()},
-              {"timing", json::object()},
-              {"command_line", json::array()},
-              {"started_at", "2025-01-01T00:00:00Z"},
-              {"finished_at", "2025-01-01T00:01:00Z"}};
+  return lra::test::leaderboard_result(plugin, task, seed, test, val, closed);
 }
 
 // An MQAR run at one point of Zoology's grid (widths x learning rates), its
