@@ -120,6 +120,28 @@ TEST(BenchDecodeCli, StepsThatDropTheContextAreRefusedBeforeAnyNumber) {
   EXPECT_NE(i.output.find("decode           passed"), std::string::npos) << i.output;
 }
 
+// SDK 1.6: a parallel prefill is a promise too. One that returns the right
+// rows but leaves the state empty is refused before anything is timed,
+// naming the first step after it that differs; an honest one is timed as
+// "parallel".
+TEST(BenchDecodeCli, APrefillThatDropsThePromptIsRefusedBeforeAnyNumber) {
+  const std::string python = std::string(LRA_SOURCE_DIR) + "/tests/fixtures/python/wrong_decode.py";
+  TempDir d;
+  auto o = lrahost("bench --decode --plugins " + python + ":WrongPrefill --lengths 8 --tokens 1 --device cpu --out " +
+                   (d.path() / "dec").string());
+  EXPECT_EQ(o.code, 3) << o.output;
+  EXPECT_NE(o.output.find("decode_step at position 12 differs from the causal forward's output there"),
+            std::string::npos)
+      << o.output;
+  EXPECT_NE(o.output.find("the prefilled state is not the steps' state"), std::string::npos) << o.output;
+  EXPECT_FALSE(std::filesystem::exists(d.path() / "dec" / "decode.json")) << "no number is published";
+  auto right = lrahost("bench --decode --plugins " + python + ":RightPrefill --lengths 8 --tokens 1 --device cpu --out " +
+                       (d.path() / "ok").string());
+  ASSERT_EQ(right.code, 0) << right.output;
+  const auto j = nlohmann::json::parse(read_text(d.path() / "ok" / "decode.json"));
+  EXPECT_EQ(j["results"][0]["prefill_mode"], "parallel");
+}
+
 // A block-local cache empties at every block's start: its size is its fullest, one block,
 // wherever the context happens to end within a block (local's block_size 50).
 TEST(BenchDecodeCli, ABlockLocalStateIsMeasuredAtItsFullest) {
