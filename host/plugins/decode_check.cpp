@@ -49,6 +49,11 @@ ConformanceCheck compare_steps(lra::Mixer& m, int64_t L, int64_t D, int64_t laye
   const std::string precision = dtype == torch::kDouble ? "float64" : "float32";
   if (!y.defined() || y.sizes() != x.sizes() || y.scalar_type() != dtype)
     throw Error(ErrorKind::plugin, "causal forward in " + precision + " gave no [B, L, D] output of that precision");
+  // The largest |a - b| in float64; a NaN counts as infinitely far.
+  auto gap = [](const torch::Tensor& a, const torch::Tensor& b) {
+    auto d = (a.to(torch::kDouble) - b.to(torch::kDouble)).abs();
+    return torch::where(torch::isnan(d), torch::full_like(d, INFINITY), d).max().item<double>();
+  };
   auto state = plugin_call("decode_start", [&] { return m.decode_start(batch, options); });
   const auto scale = std::max(1.0, y.abs().max().item<double>());
   c.tolerance = (dtype == torch::kDouble ? kDecodeToleranceFloat64 : kDecodeToleranceFloat32) * scale;
@@ -62,9 +67,7 @@ ConformanceCheck compare_steps(lra::Mixer& m, int64_t L, int64_t D, int64_t laye
                  ", expected [B, D] = [" + std::to_string(batch) + ", " + std::to_string(D) + "]";
       return c;
     }
-    auto d = (yt.to(torch::kDouble) - y.select(1, t).to(torch::kDouble)).abs();
-    d = torch::where(torch::isnan(d), torch::full_like(d, INFINITY), d);
-    const double diff = d.max().item<double>();
+    const double diff = gap(yt, y.select(1, t));
     c.difference = std::max(c.difference, diff);
     if (diff > c.tolerance) {
       c.status = "failed";
@@ -98,10 +101,6 @@ ConformanceCheck compare_steps(lra::Mixer& m, int64_t L, int64_t D, int64_t laye
   };
   if (!yp.defined() || yp.sizes() != x.narrow(1, 0, P).sizes())
     return fail("prefill of " + std::to_string(P) + " positions returned no [B, " + std::to_string(P) + ", D] tensor");
-  auto gap = [&](const torch::Tensor& a, const torch::Tensor& b) {
-    auto d = (a.to(torch::kDouble) - b.to(torch::kDouble)).abs();
-    return torch::where(torch::isnan(d), torch::full_like(d, INFINITY), d).max().item<double>();
-  };
   if (P > 0)
     if (const double diff = gap(yp, y.narrow(1, 0, P)); diff > c.tolerance)
       return fail("prefill's outputs differ from the causal forward's by " + text::short_number(diff) + " (tolerance " +

@@ -163,23 +163,13 @@ class PythonMixer final : public lra::Mixer {
   torch::Tensor decode_step(const torch::Tensor& x_t, std::vector<torch::Tensor>& state, int64_t position) override {
     py::gil_scoped_acquire gil;
     if (!py::hasattr(instance_, "decode_step")) return lra::Mixer::decode_step(x_t, state, position);
-    const std::string what = where_ + ".decode_step";
     py::object out;
     try {
-      py::list given;
-      for (const auto& t : state) given.append(wrap(t));
-      out = instance_.attr("decode_step")(wrap(x_t), given, position);
+      out = instance_.attr("decode_step")(wrap(x_t), state_list(state), position);
     } catch (py::error_already_set& e) {
       throw lra::Error(lra::ErrorKind::plugin, error_text(e, cls_ + ".decode_step", file_));
     }
-    if (!py::isinstance<py::tuple>(out) || py::len(out) != 2 || !is_tensor(out[py::int_(0)]))
-      throw lra::Error(lra::ErrorKind::plugin, what + " must return (y_t, state): a tensor [B, D] and a list of tensors");
-    at::Tensor y = THPVariable_Unpack(out[py::int_(0)].ptr());
-    if (y.sizes() != x_t.sizes())
-      throw lra::Error(lra::ErrorKind::plugin, what + " returned shape " + shape(y) + " for x_t of shape " + shape(x_t) +
-                                                   ": a step returns [B, D], the shape of x_t");
-    state = tensor_list(out[py::int_(1)], what + "'s state");
-    return y;
+    return output_and_state(out, x_t, state, {"decode_step", "y_t", "x_t", "[B, D]", "a step"});
   }
 
   // SDK 1.6: a class's own prefill(self, x, state) -> (y, state) over a whole
@@ -197,23 +187,13 @@ class PythonMixer final : public lra::Mixer {
     }
     if (!own) return lra::Mixer::prefill(x, state);  // decode_step per position (each takes the GIL)
     py::gil_scoped_acquire gil;
-    const std::string what = where_ + ".prefill";
     py::object out;
     try {
-      py::list given;
-      for (const auto& t : state) given.append(wrap(t));
-      out = instance_.attr("prefill")(wrap(x), given);
+      out = instance_.attr("prefill")(wrap(x), state_list(state));
     } catch (py::error_already_set& e) {
       throw lra::Error(lra::ErrorKind::plugin, error_text(e, cls_ + ".prefill", file_));
     }
-    if (!py::isinstance<py::tuple>(out) || py::len(out) != 2 || !is_tensor(out[py::int_(0)]))
-      throw lra::Error(lra::ErrorKind::plugin, what + " must return (y, state): a tensor [B, L, D] and a list of tensors");
-    at::Tensor y = THPVariable_Unpack(out[py::int_(0)].ptr());
-    if (y.sizes() != x.sizes())
-      throw lra::Error(lra::ErrorKind::plugin, what + " returned shape " + shape(y) + " for x of shape " + shape(x) +
-                                                   ": a prefill returns [B, L, D], the shape of x");
-    state = tensor_list(out[py::int_(1)], what + "'s state");
-    return y;
+    return output_and_state(out, x, state, {"prefill", "y", "x", "[B, L, D]", "a prefill"});
   }
 
   void set_record_attention(bool on) override {
@@ -255,6 +235,39 @@ class PythonMixer final : public lra::Mixer {
     std::string s = "[";
     for (int64_t i = 0; i < t.dim(); ++i) s += (i ? ", " : "") + std::to_string(t.size(i));
     return s + "]";
+  }
+
+  // The decoding state as the Python call takes it (the GIL held).
+  static py::list state_list(const std::vector<torch::Tensor>& state) {
+    py::list given;
+    for (const auto& t : state) given.append(wrap(t));
+    return given;
+  }
+
+  // How a decoding call's (y, state) is named in messages.
+  struct StateCall {
+    const char* method;  // "decode_step"
+    const char* y;       // "y_t"
+    const char* x;       // "x_t"
+    const char* shape;   // "[B, D]"
+    const char* kind;    // "a step"
+  };
+
+  // A decoding call's result (y, state): y of x's shape, the state kept in
+  // `state`; anything else is the plugin's fault, named (the GIL held).
+  torch::Tensor output_and_state(const py::object& out, const torch::Tensor& x, std::vector<torch::Tensor>& state,
+                                 const StateCall& c) const {
+    const std::string what = where_ + "." + c.method;
+    if (!py::isinstance<py::tuple>(out) || py::len(out) != 2 || !is_tensor(out[py::int_(0)]))
+      throw lra::Error(lra::ErrorKind::plugin, what + " must return (" + c.y + ", state): a tensor " + c.shape +
+                                                   " and a list of tensors");
+    at::Tensor y = THPVariable_Unpack(out[py::int_(0)].ptr());
+    if (y.sizes() != x.sizes())
+      throw lra::Error(lra::ErrorKind::plugin, what + " returned shape " + shape(y) + " for " + c.x + " of shape " +
+                                                   shape(x) + ": " + c.kind + " returns " + c.shape + ", the shape of " +
+                                                   c.x);
+    state = tensor_list(out[py::int_(1)], what + "'s state");
+    return y;
   }
 
   // Registers the Python module's own parameters and buffers on `cpp` and its
