@@ -13,12 +13,14 @@
 #include "cli/app.h"
 #include "common/out_of_memory.h"
 #include "common/plugin_calls.h"
+#include "device/blas_kernels.h"
 #include "lra/status.h"
 
 int main(int argc, char** argv) {
   // Past a file-size limit (ulimit -f) write() then fails with EFBIG, which the
   // writers report as exit 8, instead of SIGXFSZ killing the process mid-file.
   std::signal(SIGXFSZ, SIG_IGN);
+  lra::host::remember_program_arguments(argv);  // a computing command may start again on better kernels
   try {
     return lra::host::run_cli(argc, argv);
   } catch (const lra::Error& e) {

@@ -5,6 +5,7 @@
 #include "bench/bench_run.h"
 #include "bench/decode_bench.h"
 #include "bench/task_bench.h"
+#include "device/blas_kernels.h"
 #include "cli/commands.h"
 #include "manifest/presets.h"
 #include "cli/console_log.h"
@@ -16,6 +17,7 @@
 namespace lra::host {
 
 int bench_command(const BenchArgs& a) {
+  load_best_blas_kernels();  // may start the program again: before the lock below
   // One writer per output directory (common/dir_lock.h); created now, removed
   // again when the command fails before writing anything into it.
   const DirLock lock(a.out);

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "device/blas_kernels.h"
 #include "cli/console_log.h"
 #include "common/dir_lock.h"
 #include "device/device.h"
@@ -75,6 +76,7 @@ ForgetOutcome plugin_forget(const ForgetArgs& a, spdlog::logger& log) {
 }  // namespace
 
 int forget_command(const ForgetArgs& a) {
+  load_best_blas_kernels();  // may start the program again: before the lock below
   const int modes = (a.plugin ? 1 : 0) + (a.torchscript ? 1 : 0) + (a.compare.empty() ? 0 : 1);
   if (modes != 1)
     throw Error(ErrorKind::usage, "lrahost forget needs exactly one of --plugin NAME|PATH, --torchscript FILE or "

@@ -2,12 +2,14 @@
 // of `verify --reevaluate`, started by the verifier inside the sandbox with
 // its channel at descriptor 3 (isolation/mixer_server.h).
 #include "cli/commands.h"
+#include "device/blas_kernels.h"
 #include "isolation/mixer_server.h"
 #include "isolation/sandbox.h"
 
 namespace lra::host {
 
 int mixer_server_command(const MixerServerArgs& a) {
+  load_best_blas_kernels();  // unless its parent passed OPENBLAS_CORETYPE on
   return serve_mixer(kSandboxChannelFd, MixerServerOptions{a.plugin, a.device, a.threads});
 }
 

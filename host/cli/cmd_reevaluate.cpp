@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "device/blas_kernels.h"
 #include "common/key_pair.h"
 #include "common/ed25519.h"
 #include "device/device.h"
@@ -19,6 +20,7 @@ namespace lra::host {
 namespace fs = std::filesystem;
 
 int reevaluate_command(const ReevaluateArgs& a) {
+  load_best_blas_kernels();  // may start the program again: before any other work
   ReevaluateOptions o;
   o.bundle = *a.bundle;
   o.data_dir = a.data_dir;

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "device/blas_kernels.h"
 #include "cli/console_log.h"
 #include "leaderboard/paper_table.h"
 #include "leaderboard/smoke_baselines.h"
@@ -15,6 +16,7 @@ namespace lra::host {
 constexpr int kExitStopped = 9;
 
 int run_command(const RunArgs& a) {
+  load_best_blas_kernels();  // may start the program again: before any other work
   auto log = make_logger();
   const std::optional<RunSummary> run = train_run(a, *log);
   if (!run) return 0;  // not rank 0

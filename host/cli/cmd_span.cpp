@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "device/blas_kernels.h"
 #include "cli/console_log.h"
 #include "common/dir_lock.h"
 #include "runs/span_run.h"
@@ -49,6 +50,7 @@ void print_summary(const SpanOutcome& r, const SpanArgs& a) {
 }  // namespace
 
 int span_command(const SpanArgs& a) {
+  load_best_blas_kernels();  // may start the program again: before any other work
   if (a.out) check_output_path_name(*a.out);  // empty or blank-named: exit 2 before any work
   auto log = make_logger();
   print_summary(measure_span(a, *log), a);

@@ -3,12 +3,14 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "device/blas_kernels.h"
 #include "manifest/suites.h"
 #include "runs/suite.h"
 
 namespace lra::host {
 
 int suite_command(const SuiteArgs& a) {
+  load_best_blas_kernels();  // once here, and every run it starts inherits the kernels
   const SuiteOutcome r = run_suite(a);
   std::printf("\n%s\nwritten: %s, %s\n", r.markdown.c_str(), (r.out / "suite.json").c_str(), (r.out / "suite.md").c_str());
   return r.first_failure;

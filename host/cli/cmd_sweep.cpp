@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "device/blas_kernels.h"
 #include "lra/status.h"
 #include "runs/sweep.h"
 
@@ -14,7 +15,10 @@ int sweep_command(const SweepArgs& a) {
     std::printf("%s\nwritten: %s, leaderboard.json\n", c.markdown.c_str(), (c.dir / "leaderboard.md").c_str());
     return 0;
   }
-  if (a.run_index) return run_sweep_entry(a);
+  if (a.run_index) {
+    load_best_blas_kernels();  // may start the program again: before any other work
+    return run_sweep_entry(a);
+  }
   if (a.plugins.empty() || a.tasks.empty() || a.out.empty())
     throw Error(ErrorKind::usage, "lrahost sweep needs --plugins, --tasks and --out (or --collect DIR)");
   return plan_sweep(a);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -167,24 +168,26 @@ std::vector<std::string> bwrap_prefix(const std::string& bwrap, const std::vecto
     }
   }
   v.insert(v.end(), {"--chdir", scratch.string()});
-  for (const auto& [key, value] : limits.env) v.insert(v.end(), {"--setenv", key, value});
-  for (const auto& [key, value] : std::map<std::string, std::string>{{"PATH", "/usr/bin:/bin"},
-                                                                     {"HOME", scratch.string()},
-                                                                     {"TMPDIR", scratch.string()},
-                                                                     {"LANG", "C.UTF-8"}})
-    v.insert(v.end(), {"--setenv", key, value});
+  for (const auto& [key, value] : sandbox_environment(scratch, limits)) v.insert(v.end(), {"--setenv", key, value});
   v.push_back("--");
   return v;
 }
 
-// The environment of the unconfined command: the same fixed variables.
-std::vector<std::string> clean_environment(const fs::path& scratch, const SandboxLimits& limits) {
+std::map<std::string, std::string> sandbox_environment(const fs::path& scratch, const SandboxLimits& limits) {
   std::map<std::string, std::string> env = limits.env;
   env["PATH"] = "/usr/bin:/bin";
   env["HOME"] = env["TMPDIR"] = scratch.string();
   env["LANG"] = "C.UTF-8";
+  // The BLAS kernels this process chose (device/blas_kernels.h): the command
+  // computes on the same ones, without starting itself again.
+  if (const char* coretype = std::getenv("OPENBLAS_CORETYPE")) env["OPENBLAS_CORETYPE"] = coretype;
+  return env;
+}
+
+// The environment of the unconfined command: the same fixed variables.
+std::vector<std::string> clean_environment(const fs::path& scratch, const SandboxLimits& limits) {
   std::vector<std::string> out;
-  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+  for (const auto& [k, v] : sandbox_environment(scratch, limits)) out.push_back(k + "=" + v);
   return out;
 }
 }  // namespace lra::host::sandbox_detail

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,9 @@ std::vector<std::string> bwrap_prefix(const std::string& bwrap, const std::vecto
                                       const SandboxMounts& mounts, int userns_fd, int info_fd);
 
 // The environment of the command, confined or not: the fixed variables only.
+std::map<std::string, std::string> sandbox_environment(const std::filesystem::path& scratch,
+                                                       const SandboxLimits& limits);
+// The same as NAME=VALUE strings, for execve.
 std::vector<std::string> clean_environment(const std::filesystem::path& scratch, const SandboxLimits& limits);
 
 }  // namespace lra::host::sandbox_detail

@@ -18,6 +18,7 @@
 #include "common/atomic_file.h"
 #include "curves/learning_curves.h"
 #include "data/task_data.h"
+#include "device/blas_kernels.h"
 #include "device/device.h"
 #include "distributed/distributed.h"
 #include "lra/status.h"
@@ -258,6 +259,9 @@ std::optional<RunSummary> train_run(const RunArgs& a, spdlog::logger& log) {
   }
 
   torch::Device device = pick_device(a.device);
+  if (device.is_cpu())
+    if (const std::string blas = describe_blas_kernels(); !blas.empty())
+      log.info("cpu: {} thread{}, {}", threads, threads == 1 ? "" : "s", blas);
   const auto dist = join_ranks(plan, dir, device, log);
   const bool lead = plan.ranks.rank == 0;  // only rank 0 writes the run directory
   const auto& m = plan.manifest;

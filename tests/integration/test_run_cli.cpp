@@ -207,3 +207,27 @@ TEST(RunCli, MicroBatchingGivesTheSameUpdates) {
   EXPECT_NEAR(a["metrics"]["test_loss"].get<double>(), b["metrics"]["test_loss"].get<double>(), 1e-4);
 }
 
+
+// OpenBLAS falls back to Prescott's kernels on a CPU newer than itself; a run
+// starts itself again on the kernels the CPU has (device/blas_kernels.h) and
+// says which in run.log. A user's OPENBLAS_CORETYPE is theirs.
+TEST(RunCli, TrainsOnTheBestOpenBlasKernelsTheCpuHas) {
+  TempDir dir;
+  const auto out = dir.path() / "run";
+  auto o = lrahost(tiny_run_args(dir.str() + "/data", out.string()), "env -u OPENBLAS_CORETYPE");
+  ASSERT_EQ(o.code, 0) << o.output;
+  const std::string log = read_text(out / "run.log");
+  const auto at = log.find("cpu: 1 thread, OpenBLAS ");
+  ASSERT_NE(at, std::string::npos) << "Debian's LibTorch runs on OpenBLAS; run.log says which kernels:\n" << log;
+  const std::string line = log.substr(at, log.find('\n', at) - at);
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    EXPECT_EQ(line.find("Prescott"), std::string::npos) << "SSE3 kernels on a CPU with AVX2: " << line;
+
+  const auto mine = dir.path() / "mine";
+  o = lrahost(tiny_run_args(dir.str() + "/data", mine.string()), "OPENBLAS_CORETYPE=Prescott");
+  ASSERT_EQ(o.code, 0) << o.output;
+  EXPECT_NE(read_text(mine / "run.log").find("OpenBLAS Prescott kernels (OPENBLAS_CORETYPE=Prescott)"),
+            std::string::npos)
+      << read_text(mine / "run.log");
+}

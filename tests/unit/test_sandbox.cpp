@@ -172,6 +172,22 @@ TEST_F(SandboxTest, TheCallersEnvironmentDoesNotGoIn) {
   unsetenv("LRA_TEST_SECRET_TOKEN");
 }
 
+// The BLAS kernels the verifier runs on go in (device/blas_kernels.h): the
+// judged code computes on the same ones.
+TEST_F(SandboxTest, TheVerifiersBlasKernelsGoIn) {
+  Tmp scratch;
+  const char* before = std::getenv("OPENBLAS_CORETYPE");
+  const std::string kept = before ? before : "";
+  setenv("OPENBLAS_CORETYPE", "Haswell", 1);
+  for (bool sandboxed : {true, false}) {
+    const auto o = sh("env", scratch.path, limits(), sandboxed);
+    EXPECT_EQ(o.exit_code, 0) << o.log_tail;
+    EXPECT_TRUE(contains(o.log_tail, "OPENBLAS_CORETYPE=Haswell\n")) << o.log_tail;
+  }
+  if (before) setenv("OPENBLAS_CORETYPE", kept.c_str(), 1);
+  else unsetenv("OPENBLAS_CORETYPE");
+}
+
 TEST_F(SandboxTest, ADescriptorTheVerifierHoldsOpenDoesNotGoIn) {
   Tmp scratch, secrets;
   std::ofstream(secrets.path / "key.pem") << "PRIVATE";
