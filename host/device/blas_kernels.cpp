@@ -56,11 +56,15 @@ void load_best_blas_kernels() {
   // Only on failure (no /proc): run on the kernels loaded; children still get the variable.
 }
 
+std::string blas_kernels_name() {
+  return openblas_get_corename ? "OpenBLAS " + std::string(openblas_get_corename()) : std::string();
+}
+
 std::string describe_blas_kernels() {
-  if (!openblas_get_corename) return {};
-  const std::string core = openblas_get_corename();
+  const std::string name = blas_kernels_name();
+  if (name.empty()) return {};
   const char* set = std::getenv(kCoretypeVariable);
-  return "OpenBLAS " + core + " kernels (" +
+  return name + " kernels (" +
          (set ? std::string(kCoretypeVariable) + "=" + set : std::string("chosen by OpenBLAS")) + ")";
 }
 

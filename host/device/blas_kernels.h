@@ -35,6 +35,10 @@ std::string better_openblas_coretype(std::string_view openblas_core, const CpuVe
 void remember_program_arguments(char** argv);
 void load_best_blas_kernels();
 
+// What a CPU result records (timing.cpu_kernels) and a re-evaluation
+// compares: "OpenBLAS SkylakeX"; empty without OpenBLAS.
+std::string blas_kernels_name();
+
 // For run.log: "OpenBLAS SkylakeX kernels (OPENBLAS_CORETYPE=SkylakeX)" or
 // "OpenBLAS Haswell kernels (chosen by OpenBLAS)"; empty without OpenBLAS.
 std::string describe_blas_kernels();

@@ -326,13 +326,14 @@ void reevaluate_run(const RunContext& ctx, RunReevaluation& r) {
   const int64_t recorded_correct = std::llround(recorded * static_cast<double>(nn));
   r.facts.push_back("test accuracy recomputed " + percent(recomputed) + " (" + std::to_string(correct) + "/" +
                     std::to_string(n) + ") on " + device + ", " + precision + "; recorded " + percent(recorded) +
-                    (same_device ? " on the same device and precision" : " on " + json_text_at(result, {"timing", "device"}) +
-                                                                              ", " + json_text_at(result, {"timing", "precision"})));
+                    (same_device ? " on the same device and precision"
+                                 : " on " + json_text_at(result, {"timing", "device"}) + ", " +
+                                       json_text_at(result, {"timing", "precision"}) + kernels_difference(setting, result)));
   if (same_setting ? correct != recorded_correct : std::abs(recomputed - recorded) > o.tolerance + 1e-12) {
     fail("metrics.test_accuracy is " + percent(recorded) + ", the submitted model scores " + percent(recomputed) +
          " on the official test split" +
-         (same_setting ? " (same device, precision and build: must be identical)"
-                       : std::string(same_device ? " (another build of the mixer" : " (different device or precision") +
+         (same_setting ? " (same device, precision, CPU kernels and build: must be identical)"
+                       : std::string(same_device ? " (another build of the mixer" : " (different device, precision or CPU kernels") +
                              ": allowed difference " + percent(o.tolerance) + ")"));
   }
   // The device is the verifier's own; the recorded one is only the run's word.

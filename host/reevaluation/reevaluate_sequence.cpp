@@ -35,8 +35,8 @@ void judge_sequence_passes(const SequencePasses& p, const SequenceJudgement& j, 
   if (j.same_setting ? correct != recorded_correct : std::abs(recomputed - recorded) > j.tolerance + 1e-12)
     fail("metrics.test_accuracy is " + percent(recorded) + ", the submitted model scores " + percent(recomputed) +
          " of the official test split's scored positions" +
-         (j.same_setting ? " (same device, precision and build: must be identical)"
-                         : std::string(j.same_device ? " (another build of the mixer" : " (different device or precision") +
+         (j.same_setting ? " (same device, precision, CPU kernels and build: must be identical)"
+                         : std::string(j.same_device ? " (another build of the mixer" : " (different device, precision or CPU kernels") +
                                ": allowed difference " + percent(j.tolerance) + ")"));
   r.report["test"] = {{"scored", "position"},
                       {"recorded_accuracy", recorded},

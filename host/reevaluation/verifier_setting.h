@@ -15,9 +15,14 @@ namespace lra::host {
 struct VerifierSetting {
   std::string device;     // describe_device of the verifier's --device
   std::string precision;  // "bfloat16 autocast" only where the run used it and the verifier is on CUDA
-  bool same_as_run = false;  // both equal the result's timing.device and timing.precision
+  std::string cpu_kernels;   // on the CPU: blas_kernels_name() (device/blas_kernels.h)
+  bool same_as_run = false;  // all three equal the result's timing.device, .precision and .cpu_kernels
 };
 
 VerifierSetting verifier_setting(const ReevaluateOptions& o, const nlohmann::json& result);
+
+// ", CPU kernels OpenBLAS Prescott (here OpenBLAS SkylakeX)" where the
+// kernels are what differs; empty otherwise. For the reports' facts.
+std::string kernels_difference(const VerifierSetting& s, const nlohmann::json& result);
 
 }  // namespace lra::host

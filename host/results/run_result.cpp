@@ -68,7 +68,7 @@ nlohmann::json metrics_json(const RunResultFacts::Metrics& m) {
 }
 
 nlohmann::json timing_json(const RunResultFacts::Timing& t) {
-  return {{"wall_seconds", t.wall_seconds},
+  nlohmann::json j = {{"wall_seconds", t.wall_seconds},
           {"train_seconds", t.train_seconds},
           {"eval_seconds", t.eval_seconds},
           {"steps", t.steps},
@@ -80,6 +80,8 @@ nlohmann::json timing_json(const RunResultFacts::Timing& t) {
           {"threads", t.threads},
           {"micro_batch", t.micro_batch},
           {"resumed_from", or_null(t.resumed_from)}};
+  if (!t.cpu_kernels.empty()) j["cpu_kernels"] = t.cpu_kernels;
+  return j;
 }
 
 }  // namespace

@@ -70,6 +70,7 @@ struct RunResultFacts {
     std::string peak_memory_kind, device, precision;
     int threads = 0;
     std::optional<std::string> resumed_from;  // the checkpoint folder's name
+    std::string cpu_kernels;                  // on the CPU: blas_kernels_name(), written when known
   } timing;
   std::vector<std::string> command_line;
   std::string started_at, finished_at;

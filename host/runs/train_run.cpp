@@ -175,7 +175,8 @@ RunResultFacts run_record(const RunFacts& f) {
               f.trainer.micro_batch > 0 ? f.trainer.micro_batch : p.manifest.train.batch_size,
               peak_memory_kind(device), describe_device(device), f.trainer.bf16 ? "bfloat16 autocast" : "float32",
               f.threads,
-              t.resumed_from ? std::optional<std::string>(t.resumed_from->filename().string()) : std::nullopt};
+              t.resumed_from ? std::optional<std::string>(t.resumed_from->filename().string()) : std::nullopt,
+              device.is_cpu() ? blas_kernels_name() : std::string()};
   r.command_line = f.args.command_line;
   r.started_at = f.started_at;
   r.finished_at = utc_now();

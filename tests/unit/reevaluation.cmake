@@ -1,7 +1,7 @@
 # Submission bundles, the sandbox, label-free inputs files, the private test
 # set's parameters and the two-proportion test (host/reevaluation).
 lra_unit_test(test_reevaluation
-  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_reevaluation.cpp
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_reevaluation.cpp ${CMAKE_CURRENT_LIST_DIR}/test_verifier_setting.cpp
   LIBS lra_host_reevaluation TORCH_PCH)
 
 # Issue 31, "no flooding": bundle bombs, repeated runs and oversized data
