@@ -76,6 +76,27 @@ run = lambda w: json.load(open(f"{sys.argv[1]}/{w}/bench.json"))["runs"][0]
 sys.exit(0 if run("fused+pad+eval4")["eval_pass"] == 4 * run("fused+pad")["eval_pass"] > 0 else 1)
 PY
 
+# The campaign: the queue's next runs that fit, each verified; a run whose data
+# are missing (Text) gives its time to the next; done and too-long runs are
+# never started.
+campaign_queue="$repo/tests/fixtures/campaign/queue.toml"
+"$repo/scripts/gpu-check" --rehearse --build "$build" --stages campaign --queue "$campaign_queue" \
+  --data-dir "$tmp/data" --out "$tmp/campaign" >"$tmp/campaign.log" 2>&1 ||
+  fail "--stages campaign failed: $(tail -5 "$tmp/campaign.log"; tail -20 "$tmp/campaign/logs/campaign.log" 2>/dev/null)"
+row_c=$(grep "^campaign	passed" "$tmp/campaign/stages.tsv") || fail "campaign: $(cat "$tmp/campaign/stages.tsv")"
+for words in "listops seed 1: open, " "text seed 0: no data here (exit 5)" "listops seed 2: open, "; do
+  [[ $row_c == *"$words"* ]] || fail "campaign: no '$words' in: $row_c"
+done
+for s in 1 2; do
+  [[ -s "$tmp/campaign/campaign/transformer/listops/seed-$s/result.json" &&
+     -s "$tmp/campaign/campaign/transformer/listops/seed-$s/run.log" ]] || fail "campaign: no result of listops seed $s"
+done
+[[ ! -e "$tmp/campaign/campaign/transformer/listops/seed-0" && ! -e "$tmp/campaign/campaign/transformer/pathfinder" ]] ||
+  fail "campaign: started a done run or one that does not fit"
+printf 'schema = "lrahost.campaign/v1"\n' >"$tmp/bad-queue.toml"
+"$repo/scripts/gpu-check" --rehearse --stages campaign --queue "$tmp/bad-queue.toml" --out "$tmp/bad" >/dev/null 2>&1
+[[ $? == 2 && ! -e "$tmp/bad" ]] || fail "a malformed queue was not refused with exit 2 before any output"
+
 # --stages: only the stages asked for, the others not even listed.
 "$repo/scripts/gpu-check" --rehearse --stages suite --out "$tmp/only" >"$tmp/only.log" 2>&1 ||
   fail "--stages suite failed: $(tail -5 "$tmp/only.log")"
