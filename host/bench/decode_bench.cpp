@@ -145,12 +145,6 @@ DecodePoint measure(const LoadedPlugin& p, const MixerMaker& make, int64_t conte
   return pt;
 }
 
-std::string bytes_text(int64_t b) {
-  if (b >= 1'000'000'000) return fmt::format("{:.2f} GB", b / 1e9);
-  if (b >= 1'000'000) return fmt::format("{:.2f} MB", b / 1e6);
-  return fmt::format("{:.1f} kB", b / 1e3);
-}
-
 std::string markdown(const std::vector<DecodePoint>& points, const DecodeSettings& s) {
   std::string md = "### Decoding (one token at a time after a context)\n\n"
                    "| plugin | how | context | tokens/s | ms per token | memory per sequence | prefill |\n"
@@ -163,7 +157,7 @@ std::string markdown(const std::vector<DecodePoint>& points, const DecodeSetting
     }
     md += fmt::format("| {} | {} | {} | {:.1f} | {:.2f} | {} | {} |\n", p.plugin,
                       p.mode == "state" ? "its state" : "recomputed", p.context, p.tokens_per_s, p.ms_per_token,
-                      bytes_text(p.bytes_per_sequence),
+                      text::bytes_text(p.bytes_per_sequence),
                       p.mode == "state" ? fmt::format("{:.2f} s ({})", p.prefill_s, p.prefill_mode) : "—");
   }
   md += fmt::format(
@@ -245,7 +239,7 @@ BenchOutcome run_decode_bench(const BenchArgs& a, spdlog::logger& log) {
       auto pt = measure(*p, make, c, s);
       if (pt.mode == "state" || pt.mode == "recomputed")
         log.info("{:<20} context {:<6} {:>10}: {:9.1f} tokens/s  {:8.2f} ms/token  {} per sequence", pt.plugin, c,
-                 pt.mode, pt.tokens_per_s, pt.ms_per_token, bytes_text(pt.bytes_per_sequence));
+                 pt.mode, pt.tokens_per_s, pt.ms_per_token, text::bytes_text(pt.bytes_per_sequence));
       else
         log.warn("{:<20} context {:<6} {}: {}", pt.plugin, c, pt.mode, pt.error);
       points.push_back(std::move(pt));

@@ -10,6 +10,16 @@
 
 namespace lra::host::text {
 
+std::string bytes_text(int64_t bytes) {
+  char buf[48];
+  const double b = static_cast<double>(bytes);
+  if (bytes < 1000) std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(bytes));
+  else if (bytes < 1'000'000) std::snprintf(buf, sizeof buf, "%.1f kB", b / 1e3);
+  else if (bytes < 1'000'000'000) std::snprintf(buf, sizeof buf, "%.2f MB", b / 1e6);
+  else std::snprintf(buf, sizeof buf, "%.2f GB", b / 1e9);
+  return buf;
+}
+
 std::string join(const std::vector<std::string>& items, std::string_view sep) {
   std::string out;
   for (std::size_t i = 0; i < items.size(); ++i) {

@@ -5,12 +5,17 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace lra::host::text {
+
+// A size for people, in decimal units: 512 -> "512 B", 33280 -> "33.3 kB",
+// 1234567 -> "1.23 MB", 2500000000 -> "2.50 GB" (state sizes, memory).
+std::string bytes_text(int64_t bytes);
 
 // {"a", "b"} -> "a, b" (with sep ", ").
 std::string join(const std::vector<std::string>& items, std::string_view sep = ", ");

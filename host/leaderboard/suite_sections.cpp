@@ -260,7 +260,7 @@ std::string suite_score_cell(const std::optional<double>& score) {
 
 std::string suite_state_text(const SuiteTaskScore& t) {
   if (!t.state_bytes) return t.state_note.empty() ? "not measured" : t.state_note;
-  return std::to_string(*t.state_bytes) + " B at length " + std::to_string(*t.state_length) +
+  return text::bytes_text(*t.state_bytes) + " at length " + std::to_string(*t.state_length) +
          (t.state_note.empty() ? "" : " (" + t.state_note + ")");
 }
 

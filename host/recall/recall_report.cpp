@@ -30,15 +30,8 @@ const json& member(const json& j, const std::vector<std::string>& path, const st
 
 std::string percent(double x) { return svg::fixed(100 * x, 1) + "%"; }
 
-// 33280 -> "33.3 kB"; 1234567 -> "1.23 MB" (decimal units, as bench --decode prints).
-std::string bytes_text(int64_t b) {
-  if (b < 1000) return std::to_string(b) + " B";
-  if (b < 1000 * 1000) return svg::fixed(b / 1e3, 1) + " kB";
-  return svg::fixed(b / 1e6, 2) + " MB";
-}
-
 std::string state_text(const RecallRun& r) {
-  return r.state_measured ? bytes_text(r.state_bytes) + " at " + std::to_string(r.state_length) : "not measured";
+  return r.state_measured ? text::bytes_text(r.state_bytes) + " at " + std::to_string(r.state_length) : "not measured";
 }
 
 // The cell names of the runs of one task, in the order they first appear.

@@ -46,3 +46,13 @@ TEST(Text, MarkdownCellWithBackslashes) {
 }
 
 }  // namespace
+
+TEST(Text, SizesInDecimalUnits) {
+  using lra::host::text::bytes_text;
+  EXPECT_EQ(bytes_text(0), "0 B");
+  EXPECT_EQ(bytes_text(999), "999 B");
+  EXPECT_EQ(bytes_text(1000), "1.0 kB");
+  EXPECT_EQ(bytes_text(33280), "33.3 kB");
+  EXPECT_EQ(bytes_text(1048576), "1.05 MB");
+  EXPECT_EQ(bytes_text(2'500'000'000), "2.50 GB");
+}

@@ -326,7 +326,7 @@ TEST_F(Suites, EveryOutputHasTheSections) {
   const std::string md = leaderboard_markdown(board);
   EXPECT_NE(md.find("## MQAR (zoology-v1)"), std::string::npos) << md;
   EXPECT_NE(md.find("| rank | plugin | options | model point | mqar | Score |"), std::string::npos) << md;
-  EXPECT_NE(md.find("| d_model 128 | 85.00 (lr 0.01 · 1 setting · 1 seed · 1048576 B at length 1024) | 85.00 |"),
+  EXPECT_NE(md.find("| d_model 128 | 85.00 (lr 0.01 · 1 setting · 1 seed · 1.05 MB at length 1024) | 85.00 |"),
             std::string::npos)
       << md;
   EXPECT_NE(md.find("| baseline | transformer"), std::string::npos) << md;
