@@ -13,6 +13,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <string_view>
 
 #include "common/atomic_file.h"
 #include "common/text.h"
@@ -79,8 +81,14 @@ std::vector<int64_t> parse_seed_list(const std::string& s, const std::string& wh
 
 std::string self_path() {
   std::error_code ec;
-  auto p = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("lrahost") : p.string();
+  std::string p = fs::read_symlink("/proc/self/exe", ec).string();
+  if (ec) return "lrahost";
+  // A program whose file was replaced since it started (a rebuild, an upgrade)
+  // reads as "PATH (deleted)": PATH is where its successor now is.
+  constexpr std::string_view kDeleted = " (deleted)";
+  if (p.size() > kDeleted.size() && p.compare(p.size() - kDeleted.size(), kDeleted.size(), kDeleted) == 0)
+    p.resize(p.size() - kDeleted.size());
+  return p;
 }
 
 namespace {
@@ -137,6 +145,10 @@ int run_self(const std::vector<std::string>& args, const std::string& log_file) 
     signal(SIGINT, SIG_DFL);
     sigprocmask(SIG_SETMASK, &before, nullptr);
     if (dup2(log_fd, STDOUT_FILENO) < 0 || dup2(log_fd, STDERR_FILENO) < 0) _exit(127);
+    // The program that is running, even when its file was replaced since it
+    // started (a rebuild or an upgrade in the middle of a suite): every run of
+    // a suite is one build's. By path only where there is no /proc.
+    execv("/proc/self/exe", argv.data());
     execv(self.c_str(), argv.data());
     _exit(127);
   }

@@ -22,10 +22,12 @@ std::vector<std::string> checked_task_list(const std::string& s, const std::stri
 // "0,1,2" -> {0, 1, 2}; anything but distinct integers >= 0 is a usage error naming `what`.
 std::vector<int64_t> parse_seed_list(const std::string& s, const std::string& what);
 
-// This executable's absolute path (from /proc/self/exe), for starting itself.
+// This executable's absolute path (from /proc/self/exe, without the
+// " (deleted)" of a file replaced since it started).
 std::string self_path();
 
-// Runs this executable with `args`, stdout and stderr appended to `log_file`
+// Runs this executable (the file it started from, even when replaced since:
+// /proc/self/exe) with `args`, stdout and stderr appended to `log_file`
 // (created with its folders); waits and returns the exit code (128 + signal
 // when killed). Throws lra::Error(internal) only when it cannot start.
 int run_self(const std::vector<std::string>& args, const std::string& log_file);

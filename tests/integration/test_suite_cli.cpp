@@ -1,6 +1,11 @@
 // `lrahost suite`: every task and seed as separate runs, failures recorded,
 // the summary scored over seeds; `lrahost verify` on the runs it leaves.
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -85,6 +90,50 @@ TEST(Suite, RefusesBeforeAnyRun) {
   EXPECT_EQ(seeds.code, 2) << seeds.output;
   EXPECT_NE(seeds.output.find("seed 0 appears twice"), std::string::npos) << seeds.output;
   EXPECT_FALSE(fs::exists(out)) << "nothing may be written before the runs start";
+}
+
+}  // namespace
+}  // namespace lra::test
+
+namespace lra::test {
+namespace {
+
+// A rebuild or an upgrade in the middle of a suite replaces lrahost's file:
+// the runs still to come start the program the suite started with (one
+// build's results), not whatever the path now holds.
+TEST(Suite, RunsStillToComeStartTheBuildTheSuiteStartedWith) {
+  TempDir d;
+  const fs::path built = LRAHOST_BIN;
+  const fs::path bin = d.path() / "bin" / "lrahost";
+  fs::create_directories(bin.parent_path());
+  fs::copy_file(built, bin);
+  fs::create_directories(d.path() / "lib" / "lrahost");  // the built-in plugins, where a copy looks for them
+  fs::create_directory_symlink(built.parent_path().parent_path() / "lib" / "lrahost" / "plugins",
+                               d.path() / "lib" / "lrahost" / "plugins");
+  const auto out = d.path() / "suite";
+  const auto log = d.path() / "suite.log";
+  const std::string cmd = "exec " + bin.string() + " suite --plugin transformer --tasks listops --seeds 0,1 " +
+                          "--preset smoke --threads 1 --data-dir " + d.str() + "/data --out " + out.string() +
+                          tiny_sets() + " > " + log.string() + " 2>&1";
+  pid_t pid = -1;
+  const char* argv[] = {"/bin/sh", "-c", cmd.c_str(), nullptr};
+  ASSERT_EQ(posix_spawn(&pid, "/bin/sh", nullptr, nullptr, const_cast<char* const*>(argv), environ), 0);
+  // The first run has started: replace the file as a package manager does (a new file renamed over it).
+  const auto first_log = out / "runs" / "listops" / "seed-0" / "run.log";
+  for (int i = 0; i < 36000 && !fs::exists(first_log); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(fs::exists(first_log)) << read_text(log);
+  write_text(d.path() / "bin" / "lrahost.new", "#!/bin/sh\necho 'not the build the suite started with' >&2\nexit 99\n");
+  fs::permissions(d.path() / "bin" / "lrahost.new", fs::perms::owner_all);
+  fs::rename(d.path() / "bin" / "lrahost.new", bin);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  const std::string text = read_text(log);
+  ASSERT_TRUE(WIFEXITED(status)) << text;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << text;
+  const json s = json::parse(read_text(out / "suite.json"));
+  ASSERT_EQ(s["runs"].size(), 2u);
+  for (const auto& r : s["runs"]) EXPECT_EQ(r["status"], "ok") << r.dump();
+  EXPECT_EQ(read_text(out / "runs" / "listops" / "seed-1" / "run.log").find("not the build"), std::string::npos);
 }
 
 }  // namespace
