@@ -46,6 +46,9 @@ void add_suite_command(CLI::App& app, CommandSlot& slot) {
   st->add_option("--micro-batch", a->micro_batch, "Examples per forward pass (see run)")->check(CLI::NonNegativeNumber);
   add_fp32_flag(st, a->fp32);
   st->add_option("--sign-key", a->sign_key, "Ed25519 private key (PEM): sign every run's result.json");
+  st->add_flag("--retry-failed", a->retry_failed,
+               "In a finished suite directory: run again every planned run without a result (the failed ones, and "
+               "tasks or seeds added to the command), keep the others, and write the summary anew");
   on_parsed(st, slot, a, [](SuiteArgs& args) { return suite_command(args); });
 }
 

@@ -346,10 +346,11 @@ SuiteOutcome run_suite(const SuiteArgs& a) {
   const fs::path& out = r.out;
   // One suite at a time in DIR (common/dir_lock.h); each run locks its own runs/TASK/seed-S/.
   const DirLock lock(out);
-  if (fs::exists(out / "suite.json"))
+  if (fs::exists(out / "suite.json") && !a.retry_failed)
     throw Error(ErrorKind::usage, (out / "suite.json").string() +
-                                      " exists: this suite is finished; choose another --out (a suite interrupted "
-                                      "before its summary continues where it stopped when run again)");
+                                      " exists: this suite is finished; choose another --out, or add --retry-failed "
+                                      "to run its failed runs again (a suite interrupted before its summary continues "
+                                      "where it stopped when run again)");
   const SuitePlan plan = plan_suite(a, tasks, cli_seeds, out);
   claim_for_plugin(a, plugin, plan, out);
 

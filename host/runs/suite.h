@@ -30,6 +30,7 @@ struct SuiteArgs {
   int64_t micro_batch = 0;
   bool fp32 = false;
   std::optional<std::string> sign_key;  // passed to every run
+  bool retry_failed = false;  // a finished suite (suite.json) runs again what has no result
 };
 
 struct SuiteOutcome {

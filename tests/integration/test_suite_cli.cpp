@@ -72,6 +72,19 @@ TEST(Suite, RunsEverySeedRecordsAFailingTaskAndScoresOverSeeds) {
   const json s2 = json::parse(read_text(out / "suite.json"));
   EXPECT_EQ(s2["scores"][0]["tasks"]["listops"]["mean"], listops["mean"]);
 
+  // --retry-failed: the failed runs start again in their folders (their logs
+  // go on), the finished ones are kept, the summary is written anew.
+  EXPECT_NE(again.output.find("--retry-failed"), std::string::npos) << again.output;
+  const std::string text_log = read_text(out / "logs" / "text-seed-1.log");
+  auto retried = lrahost(args + " --retry-failed");
+  EXPECT_NE(retried.code, 0) << retried.output;  // text still has no data
+  EXPECT_NE(retried.output.find("[2/4, "), std::string::npos) << retried.output;
+  EXPECT_NE(retried.output.find("listops, seed 1: kept from before"), std::string::npos) << retried.output;
+  EXPECT_NE(retried.output.find("text, seed 1: FAILED"), std::string::npos) << retried.output;
+  EXPECT_GT(read_text(out / "logs" / "text-seed-1.log").size(), text_log.size()) << "the failed run did not start again";
+  const json s3 = json::parse(read_text(out / "suite.json"));
+  for (const auto& r : s3["runs"]) EXPECT_EQ(r["status"], r["task"] == "listops" ? "reused" : "failed") << r.dump();
+
   // The runs as a submission: open results from one host build and one plugin build.
   auto v = lrahost("verify " + (out / "runs").string());
   EXPECT_EQ(v.code, 0) << v.output;
