@@ -81,9 +81,45 @@ ConformanceCheck compare_steps(lra::Mixer& m, int64_t L, int64_t D, int64_t laye
       return c;
     }
   }
+  // The state is all the steps keep (a value): a copy of it at position F,
+  // continued on other inputs with its steps interleaved with the original's,
+  // gives the forward of its own sequence. A mixer that keeps its context
+  // elsewhere (in the object, in a table keyed by the state) mixes the two, and
+  // the size of its state would not be its memory (plugins/state_size.h).
+  const int64_t F = L / 2;
+  auto original = plugin_call("decode_start", [&] { return m.decode_start(batch, options); });
+  for (int64_t t = 0; t < F; ++t) {
+    torch::manual_seed(seed + 2);
+    plugin_call("decode_step", [&] { return m.decode_step(x.select(1, t), original, t); });
+  }
+  std::vector<torch::Tensor> copy;
+  for (const auto& s : original) copy.push_back(s.defined() ? s.clone() : s);
+  torch::manual_seed(seed + 3);
+  const auto other = torch::cat({x.narrow(1, 0, F), torch::randn({batch, L - F, D}, options)}, 1);
+  torch::manual_seed(seed + 2);
+  const torch::Tensor y_other = guarded_forward(m, other, torch::Tensor());
+  for (int64_t t = F; t < L; ++t) {
+    torch::manual_seed(seed + 2);
+    const torch::Tensor ya = plugin_call("decode_step", [&] { return m.decode_step(x.select(1, t), original, t); });
+    torch::manual_seed(seed + 2);
+    const torch::Tensor yb = plugin_call("decode_step", [&] { return m.decode_step(other.select(1, t), copy, t); });
+    const double diff = std::max(gap(ya, y.select(1, t)), gap(yb, y_other.select(1, t)));
+    if (diff > c.tolerance) {
+      c.status = "failed";
+      c.difference = diff;
+      c.detail = "decode_step from a copy of the state at position " + std::to_string(F) + ", on other inputs and " +
+                 "called in turn with the original, differs from the causal forward of its own sequence by " +
+                 text::short_number(diff) + " at position " + std::to_string(t) + " (tolerance " +
+                 text::short_number(c.tolerance) + ", " + precision + ", layer " + std::to_string(layer) +
+                 "): the state decode_step is given must hold all it keeps (no context in the mixer object or "
+                 "elsewhere), or decodes() must return false";
+      return c;
+    }
+  }
   c.status = "passed";
   c.detail = "decode_start + " + std::to_string(L) + " decode_step calls give the causal forward's outputs (" +
-             precision + ", largest difference " + text::short_number(c.difference) + ")";
+             precision + ", largest difference " + text::short_number(c.difference) + "), also from a copy of the " +
+             "state on other inputs";
   // A parallel prefill (SDK 1.6) of the first half, then steps over the rest:
   // its outputs are the forward's rows, and its state is the one the steps
   // would have left (the steps after it give the forward's rows too).

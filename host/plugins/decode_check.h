@@ -10,7 +10,12 @@
 // The check runs a fresh causal mixer in evaluation mode on random inputs of
 // kDecodeParityPositions positions (fewer when max_len is shorter), in
 // float64 where the mixer accepts it, else float32, and compares position by
-// position with a tolerance relative to the outputs' scale.
+// position with a tolerance relative to the outputs' scale. Then the state is
+// checked to be all the steps keep: a copy of it at the middle, continued on
+// other inputs with its steps called in turn with the original's, must give
+// the forward of its own sequence (a mixer that keeps its context in the
+// object or in a table keyed by its state fails; its state's measured size,
+// plugins/state_size.h, would not be its memory).
 #pragma once
 
 #include <cstdint>

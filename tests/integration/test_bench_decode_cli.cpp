@@ -142,6 +142,20 @@ TEST(BenchDecodeCli, APrefillThatDropsThePromptIsRefusedBeforeAnyNumber) {
   EXPECT_EQ(j["results"][0]["prefill_mode"], "parallel");
 }
 
+// A mixer that keeps its context in the object and hands back a state of one
+// number would be measured at 4 bytes: refused, its state being no value.
+TEST(BenchDecodeCli, AStateThatIsNotAllTheMixerKeepsIsRefused) {
+  const std::string python = std::string(LRA_SOURCE_DIR) + "/tests/fixtures/python/wrong_decode.py";
+  TempDir d;
+  auto o = lrahost("bench --decode --plugins " + python + ":HiddenState --lengths 8 --tokens 1 --device cpu --out " +
+                   (d.path() / "dec").string());
+  EXPECT_EQ(o.code, 3) << o.output;
+  EXPECT_NE(o.output.find("decode_step from a copy of the state at position 12, on other inputs"), std::string::npos)
+      << o.output;
+  EXPECT_NE(o.output.find("no context in the mixer object or elsewhere"), std::string::npos) << o.output;
+  EXPECT_FALSE(std::filesystem::exists(d.path() / "dec" / "decode.json")) << "no number is published";
+}
+
 // A block-local cache empties at every block's start: its size is its fullest, one block,
 // wherever the context happens to end within a block (local's block_size 50).
 TEST(BenchDecodeCli, ABlockLocalStateIsMeasuredAtItsFullest) {
