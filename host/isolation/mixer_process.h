@@ -59,6 +59,7 @@ class MixerProcess {
     uint32_t id = 0;
     std::vector<wire::NamedTensor> tensors;  // as freshly created
     std::vector<lra::ParamHint> hints;
+    bool decodes = false;  // causal, SDK 1.3 or later, and its decodes() said so
   };
   // Creates a mixer from the global CPU generator's state, which then
   // continues from where the creation left it (the run's random stream).
@@ -82,6 +83,11 @@ class MixerProcess {
   at::Tensor forward(uint32_t id, const at::Tensor& x, const at::Tensor& mask, bool training, bool autocast) {
     return forward(id, x, mask, Forward{training, autocast, false, false}).out;
   }
+  // Decoding token by token (lra::Mixer::decode_start / decode_step, SDK 1.3):
+  // the state's tensors live here and cross with every step; an answer of
+  // another shape than asked for is Error(plugin).
+  std::vector<at::Tensor> decode_start(uint32_t id, int64_t batch, bool float64);
+  at::Tensor decode_step(uint32_t id, const at::Tensor& x, std::vector<at::Tensor>& state, int64_t position);
   // The gradients of a kept call: its input's and those of the mixer's
   // `parameters` trainable parameters (undefined: unused), checked for shape
   // against `x` and `params` (module_tensors order).

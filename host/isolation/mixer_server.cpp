@@ -44,6 +44,8 @@ class Server {
       case Op::forward: forward(r, w); break;
       case Op::backward: backward(r, w); break;
       case Op::release: release(r); break;
+      case Op::decode_start: decode_start(r, w); break;
+      case Op::decode_step: decode_step(r, w); break;
       default: throw Error(ErrorKind::usage, "unknown request");
     }
     r.end();
@@ -81,6 +83,7 @@ class Server {
       w.f64(h.lr_scale);
       w.f64(h.lr_max);
     }
+    w.u8(plugin_->descriptor.abi_minor >= 3 && spec.causal && mixer->decodes() ? 1 : 0);
     w.tensor(cpu_generator_state());
     mixer->to(device_);
     mixers_.push_back(std::move(mixer));
@@ -206,6 +209,55 @@ class Server {
       w.u8(t.defined() ? 1 : 0);
       if (t.defined()) w.tensor(t);
     }
+  }
+
+  // Decoding token by token (SDK 1.3), in evaluation mode without gradients:
+  // the state lives on the verifier's side and crosses with every step, so
+  // what the verifier counts is all the steps are given.
+  lra::Mixer& decoding_mixer(uint32_t id) {
+    lra::Mixer& mixer = mixer_at(id);
+    if (plugin_->descriptor.abi_minor < 3 || !mixer.decodes())
+      throw Error(ErrorKind::usage, "a decoding request for a mixer that does not decode");
+    mixer.eval();
+    return mixer;
+  }
+
+  static void write_state(wire::Writer& w, const std::vector<at::Tensor>& state) {
+    if (state.size() > kMaxMixerTensors) throw Error(ErrorKind::plugin, "a decoding state of too many tensors");
+    w.u32(static_cast<uint32_t>(state.size()));
+    for (const auto& t : state) {
+      w.u8(t.defined() ? 1 : 0);
+      if (t.defined()) w.tensor(t);
+    }
+  }
+
+  std::vector<at::Tensor> read_state(wire::Reader& r) {
+    const uint32_t n = r.u32();
+    if (n > kMaxMixerTensors) throw Error(ErrorKind::usage, "a decoding state of too many tensors");
+    std::vector<at::Tensor> state;
+    for (uint32_t i = 0; i < n; ++i) state.push_back(r.u8() ? r.tensor(kMaxTensorElements).to(device_) : at::Tensor());
+    return state;
+  }
+
+  void decode_start(wire::Reader& r, wire::Writer& w) {
+    lra::Mixer& mixer = decoding_mixer(r.u32());
+    const int64_t batch = r.i64();
+    const bool float64 = r.u8() != 0;
+    if (batch < 1 || batch > (int64_t{1} << 20)) throw Error(ErrorKind::usage, "a decoding batch out of range");
+    torch::NoGradGuard no_grad;
+    write_state(w, mixer.decode_start(batch, torch::TensorOptions()
+                                                 .dtype(float64 ? torch::kDouble : torch::kFloat)
+                                                 .device(device_)));
+  }
+
+  void decode_step(wire::Reader& r, wire::Writer& w) {
+    lra::Mixer& mixer = decoding_mixer(r.u32());
+    const int64_t position = r.i64();
+    const at::Tensor x = r.tensor(kMaxTensorElements).to(device_);
+    std::vector<at::Tensor> state = read_state(r);
+    torch::NoGradGuard no_grad;
+    w.tensor(mixer.decode_step(x, state, position));
+    write_state(w, state);
   }
 
   // Graphs and mixers the host dropped (their forward's graph freed without a

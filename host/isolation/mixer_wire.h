@@ -27,6 +27,8 @@ enum class Op : uint32_t {
   forward = 4,   // id, training, autocast, grad, x, mask -> output (grad: and the call's id)
   backward = 5,  // call id, output gradient -> input gradient, each trainable parameter's gradient
   release = 6,   // call ids, mixer ids the host no longer needs -> ok
+  decode_start = 7,  // id, batch, dtype -> the state's tensors (lra::Mixer::decode_start, SDK 1.3)
+  decode_step = 8,   // id, position, x_t, the state's tensors -> y_t, the state's tensors
   ok = 100,
   error = 101,  // body: the lra::ErrorKind code only (the text goes to the process's own log)
 };

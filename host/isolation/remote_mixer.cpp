@@ -68,7 +68,7 @@ struct RemoteCall : torch::autograd::Function<RemoteCall> {
 class RemoteMixer final : public lra::Mixer {
  public:
   RemoteMixer(MixerProcess& process, MixerProcess::Created created)
-      : process_(process), id_(created.id), hints_(std::move(created.hints)) {
+      : process_(process), id_(created.id), hints_(std::move(created.hints)), decodes_(created.decodes) {
     for (auto& nt : created.tensors) add(nt);
     remember_pushed();  // the process holds these very values already
   }
@@ -99,6 +99,24 @@ class RemoteMixer final : public lra::Mixer {
   }
 
   std::vector<lra::ParamHint> optimizer_hints() const override { return hints_; }
+
+  // Decoding runs in the process; the state comes back with every step, so
+  // the host holds, and counts, all the steps are given (plugins/state_size.h).
+  bool decodes() const override { return decodes_; }
+  std::vector<torch::Tensor> decode_start(int64_t batch, const torch::TensorOptions& options) override {
+    push_if_changed();
+    auto state = process_.decode_start(id_, batch, options.dtype() == torch::kDouble);
+    for (auto& t : state)
+      if (t.defined()) t = t.to(options.device());
+    return state;
+  }
+  torch::Tensor decode_step(const torch::Tensor& x_t, std::vector<torch::Tensor>& state, int64_t position) override {
+    push_if_changed();
+    at::Tensor y = process_.decode_step(id_, x_t, state, position);
+    for (auto& t : state)
+      if (t.defined()) t = t.to(x_t.device());
+    return y.to(x_t.device());
+  }
 
  private:
   // Registers a tensor under its dotted name, making the modules on the way.
@@ -151,6 +169,7 @@ class RemoteMixer final : public lra::Mixer {
   MixerProcess& process_;
   uint32_t id_;
   std::vector<lra::ParamHint> hints_;
+  bool decodes_ = false;
   wire::TensorMarks pushed_;
 };
 

@@ -1,10 +1,12 @@
 #include "plugins/state_size.h"
 
 #include <algorithm>
+#include <set>
 
 #include <torch/nn/module.h>
 
 #include "model/random_state.h"
+#include "model/short_conv.h"
 #include "plugins/decode_check.h"
 
 namespace lra::host {
@@ -57,6 +59,29 @@ StateMeasurement measure_state_size(const std::vector<std::shared_ptr<lra::Mixer
   }
   restore();
   return out;
+}
+
+std::vector<int64_t> state_lengths(const lra::Split& test, int64_t max_len) {
+  std::set<int64_t> distinct;
+  for (size_t i = 0; i + 1 < test.offsets.size(); ++i)
+    distinct.insert(std::min(test.offsets[i + 1] - test.offsets[i], max_len));
+  std::vector<int64_t> all(distinct.begin(), distinct.end()), lengths;
+  constexpr size_t kMaxLengths = 8;
+  if (all.size() <= kMaxLengths) return all;
+  for (size_t k = 0; k < kMaxLengths; ++k) lengths.push_back(all[(all.size() - 1) * k / (kMaxLengths - 1)]);
+  return lengths;
+}
+
+nlohmann::json model_state_size(Classifier& model, const ModelConfig& m, const std::string& mixer_name,
+                                uint32_t abi_minor, const std::vector<int64_t>& lengths, const torch::Device& device,
+                                uint64_t seed) {
+  const auto mixers = model->mixers();
+  for (size_t i = 0; i < mixers.size(); ++i)
+    if (!is_short_conv_block(m.short_conv, static_cast<int64_t>(i)) && !(abi_minor >= 3 && mixers[i]->decodes()))
+      return state_size_json({{}, "'" + mixer_name + "' does not decode token by token (lra::Mixer::decodes() is "
+                                  "false, or its plugin was built before SDK 1.3): its state is not measured, and a "
+                                  "plot marks it so"});
+  return state_size_json(measure_state_size(mixers, lengths, m.d_model, device, seed));
 }
 
 nlohmann::json state_size_json(const StateMeasurement& m) {

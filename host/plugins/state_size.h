@@ -13,6 +13,8 @@
 #include <torch/types.h>
 
 #include "lra/mixer.h"
+#include "lra/task.h"
+#include "model/backbone.h"
 
 namespace lra::host {
 
@@ -42,6 +44,21 @@ struct StateMeasurement {
 StateMeasurement measure_state_size(const std::vector<std::shared_ptr<lra::Mixer>>& mixers,
                                     const std::vector<int64_t>& lengths, int64_t d_model, const torch::Device& device,
                                     uint64_t seed);
+
+// The lengths a sequence task's state is measured at: the distinct lengths of
+// the test examples within model.max_len (at most 8, evenly spread, the
+// longest kept).
+std::vector<int64_t> state_lengths(const lra::Split& test, int64_t max_len);
+
+// A model's decoding state at each of `lengths`, as result.json's state_size
+// member; {"measured": false, "why": ...} when a mixer does not decode. The
+// plugin's mixers decode only when built for SDK 1.3 or later (`abi_minor`)
+// and their decodes() says so (in a mixer process too, where the state
+// crosses with every step: isolation/remote_mixer.h); the host's short
+// convolutions always do. A run and a re-evaluation measure it alike.
+nlohmann::json model_state_size(Classifier& model, const ModelConfig& m, const std::string& mixer_name,
+                                uint32_t abi_minor, const std::vector<int64_t>& lengths, const torch::Device& device,
+                                uint64_t seed);
 
 // result.json's state_size member: {"measured": true, "method": ..., "per_length": [{length, bytes}]},
 // or {"measured": false, "why": ...}.

@@ -12,6 +12,7 @@
 #include "lra/status.h"
 #include "manifest/manifest_text.h"
 #include "model/summary_probe.h"
+#include "plugins/state_size.h"
 #include "isolation/cpu_turns.h"
 #include "isolation/remote_mixer.h"
 #include "reevaluation/model_parameters.h"
@@ -31,6 +32,50 @@ void restore(torch::nn::Module& m, const NamedTensors& from) {
   for (const auto& [name, t] : from) by_name[name] = &t;
   torch::NoGradGuard no_grad;
   for (const auto& nt : wire::module_tensors(m)) nt.tensor.copy_(*by_name.at(nt.name));
+}
+
+}  // namespace
+
+namespace {
+
+// A sequence task's state size, measured here through the mixer process (the
+// state crosses with every step: what is counted is all the steps are given),
+// at the lengths the result records, else at the test inputs' own. A recorded
+// measurement must be this one, byte for byte; a result that recorded none (an
+// isolated run of an earlier host) is told what the verifier measured.
+json judge_state_size(Classifier& model, const RunRecord& run, MixerProcess& process, const lra::Split& inputs,
+                      const torch::Device& device, RunReevaluation& r) {
+  const json* recorded = json_at(run.result, {"state_size"});
+  const bool claimed = recorded && recorded->is_object() && recorded->value("measured", false);
+  std::vector<int64_t> lengths;
+  if (claimed)
+    for (const auto& p : (*recorded)["per_length"]) lengths.push_back(p.at("length").get<int64_t>());
+  else
+    lengths = state_lengths(inputs, run.model.max_len);
+  const json own = model_state_size(model, run.model, run.plugin_name, process.abi_minor(), lengths, device,
+                                    static_cast<uint64_t>(run.seed));
+  const bool measured = own.value("measured", false);
+  auto text = [](const json& s) {
+    std::string t;
+    for (const auto& p : s["per_length"])
+      t += (t.empty() ? "" : ", ") + text::bytes_text(p["bytes"].get<int64_t>()) + " at " +
+           std::to_string(p["length"].get<int64_t>());
+    return t;
+  };
+  if (claimed && !measured)
+    r.reasons.push_back("state_size records a measured state, but the plugin's state cannot be measured here: " +
+                        own.value("why", std::string()));
+  else if (claimed && (*recorded)["per_length"] != own["per_length"])
+    r.reasons.push_back("state_size records " + text(*recorded) + " tokens; measured through the mixer process: " +
+                        text(own) + " (docs/suites.md#state-size-measured-never-declared)");
+  else if (claimed)
+    r.facts.push_back("state size measured through the mixer process: " + text(own) + " tokens, as recorded");
+  else if (measured)
+    r.facts.push_back("state size measured through the mixer process: " + text(own) + " tokens (the result recorded "
+                      "none)");
+  else
+    r.facts.push_back("state size not measured, as recorded: " + own.value("why", std::string()));
+  return own;
 }
 
 }  // namespace
@@ -128,6 +173,7 @@ IsolatedEvaluation evaluate_isolated(const IsolatedEvaluationInput& in, MixerPro
       else
         (trained ? out.trained : out.fresh) = predict(model, in.inputs, run.model.max_len, batch, device, bf16);
     }
+    if (sequence) out.state_size = judge_state_size(model, run, process, in.inputs, device, r);
     if (in.replay && in.data)
       out.fine_tuning_start = replay_fine_tuning_start(*in.replay, run, in.config, *in.data, factory,
                                                        static_cast<int>(process.abi_minor()), device, r);

@@ -52,6 +52,7 @@ struct IsolatedEvaluation {
   std::optional<PositionCounts> trained_positions, fresh_positions;  // a sequence task's, instead
   nlohmann::json parameters, isolation;                // reevaluation.json's "parameters" and "isolation"
   nlohmann::json fine_tuning_start;                    // ... and "fine_tuning_start" (self-pretrained runs)
+  nlohmann::json state_size;                           // ... and "state_size" (sequence tasks): the verifier's own
 };
 
 // `process`: started (not yet opened) with the run's plugin; its output is

@@ -294,6 +294,7 @@ void reevaluate_run(const RunContext& ctx, RunReevaluation& r) {
   if (!eval.parameters.is_null()) r.report["parameters"] = eval.parameters;
   if (!eval.isolation.is_null()) r.report["isolation"] = eval.isolation;
   if (!eval.fine_tuning_start.is_null()) r.report["fine_tuning_start"] = eval.fine_tuning_start;
+  if (!eval.state_size.is_null()) r.report["state_size"] = eval.state_size;
   if (sequence) {  // steps 8-10 per scored position (reevaluation/sequence_scoring.h)
     if (!eval.trained_positions || !eval.fresh_positions) return;
     const VerifierSetting setting = verifier_setting(o, result);

@@ -1,7 +1,6 @@
 #include "runs/sequence_model.h"
 
 #include <algorithm>
-#include <set>
 
 #include "lra/status.h"
 #include "model/short_conv.h"
@@ -56,23 +55,7 @@ nlohmann::json sequence_metrics(const lra::Dataset& data, const EvalResult& test
 
 nlohmann::json run_state_size(Classifier& model, const ModelConfig& m, const Descriptor& mixer, const lra::Split& test,
                               const torch::Device& device, uint64_t seed) {
-  std::set<int64_t> distinct;
-  for (size_t i = 0; i + 1 < test.offsets.size(); ++i)
-    distinct.insert(std::min(test.offsets[i + 1] - test.offsets[i], m.max_len));
-  std::vector<int64_t> all(distinct.begin(), distinct.end()), lengths;
-  constexpr size_t kMaxLengths = 8;
-  if (all.size() <= kMaxLengths) {
-    lengths = all;
-  } else {
-    for (size_t k = 0; k < kMaxLengths; ++k) lengths.push_back(all[(all.size() - 1) * k / (kMaxLengths - 1)]);
-  }
-  const auto mixers = model->mixers();
-  for (size_t i = 0; i < mixers.size(); ++i)
-    if (!is_short_conv_block(m.short_conv, static_cast<int64_t>(i)) && !(mixer.abi_minor >= 3 && mixers[i]->decodes()))
-      return state_size_json({{}, "'" + mixer.name + "' does not decode token by token (lra::Mixer::decodes() is "
-                                  "false, its plugin was built before SDK 1.3, or it runs in a process of its own "
-                                  "under --isolate): its state is not measured, and a plot marks it so"});
-  return state_size_json(measure_state_size(mixers, lengths, m.d_model, device, seed));
+  return model_state_size(model, m, mixer.name, mixer.abi_minor, state_lengths(test, m.max_len), device, seed);
 }
 
 }  // namespace lra::host

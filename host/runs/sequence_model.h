@@ -3,7 +3,9 @@
 // per-position causal model, and its result counts scored positions.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -29,12 +31,8 @@ void check_sequence_model(const Manifest& m, const lra::Dataset& data, const Des
 // for such a task (SDK 1.5); null for a classification task.
 nlohmann::json sequence_metrics(const lra::Dataset& data, const EvalResult& test);
 
-// A sequence task's result member state_size: the trained model's decoding
-// state per test length (plugins/state_size.h), the distinct lengths of the
-// test examples within model.max_len (at most 8, evenly spread, the longest
-// kept); {"measured": false, "why": ...} when a mixer does not decode. The
-// plugin's mixers decode only when built for SDK 1.3 or later and their
-// decodes() says so; the host's short convolutions always do.
+// A sequence task's result member state_size: model_state_size
+// (plugins/state_size.h) at state_lengths(test, m.max_len).
 nlohmann::json run_state_size(Classifier& model, const ModelConfig& m, const Descriptor& mixer, const lra::Split& test,
                               const torch::Device& device, uint64_t seed);
 

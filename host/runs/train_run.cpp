@@ -332,21 +332,26 @@ std::optional<RunSummary> train_run(const RunArgs& a, spdlog::logger& log) {
           std::max(1e-3, a.stop_after - std::chrono::duration<double>(Clock::now() - wall_start).count());
   }
   const TrainResult tr = train_and_evaluate(model, data.dataset, topts, log);
-  if (plan.isolated) {  // run --isolate: what the mixer process cost, and what it printed
+  const auto finish_isolated = [&] {
+    if (!plan.isolated) return;  // run --isolate: what the mixer process cost, and what it printed
     const auto& st = plan.isolated->process().stats();
     log.info("mixer process: {} calls, {:.0f} MiB across, {:.1f} s waiting for answers; its output in {}", st.calls,
              static_cast<double>(st.bytes) / (1 << 20), st.seconds, (dir.out / "mixer-process.log").string());
     plan.isolated->finish(dir.out / "mixer-process.log");
-  }
-  if (tr.stopped)
+  };
+  if (tr.stopped) {
+    finish_isolated();
     return stopped_summary(a, plan, tr.steps, m.train.steps, dir.out / "checkpoints", tr.train_seconds,
                            tr.steps_per_second, log);
-  if (!lead) return std::nullopt;  // rank 0 evaluates and writes the results
+  }
+  if (!lead) {
+    finish_isolated();
+    return std::nullopt;  // rank 0 evaluates and writes the results
+  }
 
   save_module(*model, dir.out / "model.pt");  // the final model, for `lrahost span` and reuse
-  // The weights' hash ties model.pt to this result (submit, verify --reevaluate).
   // A sequence task's model: the bytes its mixers keep per sequence when decoding, measured on the trained
-  // model after its test (the suites plot accuracy against it).
+  // model after its test (the suites plot accuracy against it), while an isolated run's mixer process is up.
   nlohmann::json state_size;
   if (data.dataset.is_sequence_task()) {
     state_size = run_state_size(model, m.model, plan.mixer->descriptor, data.dataset.test, device,
@@ -358,6 +363,8 @@ std::optional<RunSummary> train_run(const RunArgs& a, spdlog::logger& log) {
     else
       log.info("state size: not measured ({})", state_size.value("why", std::string()));
   }
+  finish_isolated();
+  // The weights' hash ties model.pt to this result (submit, verify --reevaluate).
   const RunFacts facts{a, plan, data, built, topts, tr, dist.get(), threads, sha256_file(dir.out / "model.pt"),
                        started_at, wall_start, state_size};
   RunResultFacts record = run_record(facts);

@@ -218,6 +218,28 @@ TEST_F(ReevaluateCli, AdversarialOptimizerGroupsAreRecomputedFromThePlugin) {
       << v.output;
 }
 
+// A recall suite plots accuracy against state size: a result that records a
+// smaller state than its mixer keeps (zoology#34's complaint, in reverse) is
+// refused, the verifier's own measurement through the mixer process naming both.
+TEST_F(ReevaluateCli, AForgedStateSizeIsRefused) {
+  const fs::path run = train("transformer", "mqar", "forged",
+                             std::string(kFewSteps) + " --set data.train_grid=64x4x64 --set data.val_grid=64x4x10 "
+                                                      "--set data.test_grid=64x4x10");
+  json r = json::parse(read_text(run / "result.json"));
+  ASSERT_TRUE(r["state_size"]["measured"].get<bool>()) << r["state_size"].dump();
+  const int64_t bytes = r["state_size"]["per_length"][0]["bytes"].get<int64_t>();
+  r["state_size"]["per_length"][0]["bytes"] = bytes / 4;
+  r.erase("digest");
+  write_text(run / "result.json", lra::host::seal(r).dump(2));
+  const fs::path checked = d_.path() / "checked";
+  auto v = submit_and_reevaluate(checked);
+  EXPECT_EQ(v.code, 4) << v.output;
+  const json rep = json::parse(read_text(checked / "runs" / "mqar-seed-0" / "reevaluation.json"));
+  EXPECT_FALSE(rep["valid"].get<bool>());
+  EXPECT_NE(rep.dump().find("state_size records"), std::string::npos) << rep.dump(2);
+  EXPECT_EQ(rep["state_size"]["per_length"][0]["bytes"], bytes) << "the verifier's own number";
+}
+
 }  // namespace
 }  // namespace lra::test
 
@@ -254,6 +276,9 @@ TEST_F(ReevaluateCli, AnHonestMqarResultOfACAndAPythonMixerReevaluatesPerPositio
     EXPECT_FALSE(rep["private"]["flagged"].get<bool>()) << rep.dump(2);
     EXPECT_FALSE(rep["fresh_weights"]["flagged"].get<bool>()) << rep.dump(2);
     EXPECT_EQ(rep["parameters"]["reference"], result["rules"]["reference_params"]);
+    // The state size, measured again through the mixer process: the recorded one.
+    EXPECT_TRUE(rep["state_size"]["measured"].get<bool>()) << rep["state_size"].dump();
+    EXPECT_EQ(rep["state_size"]["per_length"], result["state_size"]["per_length"]);
     accuracies.push_back(rep["test"]["recomputed_accuracy"].get<double>());
   }
   EXPECT_EQ(reports, 2);

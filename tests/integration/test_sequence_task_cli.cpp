@@ -201,6 +201,14 @@ TEST(SequenceTask, StateSizeIsMeasuredPerTestLength) {
     EXPECT_GT(s["per_length"][0]["bytes"].get<int64_t>(), 2 * 64 * 4) << fixed;
     EXPECT_EQ(s["per_length"][0]["bytes"], s["per_length"][1]["bytes"]) << fixed << ": " << s.dump();
   }
+  // Isolated (--isolate: the mixers in a process of their own), the state crosses with every
+  // step and is measured the same.
+  const auto isolated = dir.path() / "isolated";
+  auto iso = lrahost("run --isolate --plugin transformer --task mqar --preset smoke --threads 2 --out " +
+                     isolated.string() + " --set model.max_len=128 --set train.steps=2 --set train.eval_every=2 " +
+                     "--set data.train_grid=64x4x64 --set data.val_grid=64x4x10 --set data.test_grid=64x4x10,128x8x10");
+  ASSERT_EQ(iso.code, 0) << iso.output;
+  EXPECT_EQ(json::parse(read_text(isolated / "result.json"))["state_size"], kv);
   EXPECT_FALSE(state["performer"]["measured"].get<bool>());
   EXPECT_TRUE(contains(state["performer"]["why"].get<std::string>(), "does not decode")) << state["performer"].dump();
 }
