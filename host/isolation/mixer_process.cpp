@@ -172,27 +172,6 @@ MixerProcess::Created MixerProcess::create(const lra::MixerSpec& spec, const std
   return c;
 }
 
-namespace {
-
-void write_state(wire::Writer& w, const std::vector<at::Tensor>& state) {
-  w.u32(static_cast<uint32_t>(state.size()));
-  for (const auto& t : state) {
-    w.u8(t.defined() ? 1 : 0);
-    if (t.defined()) w.tensor(t);
-  }
-}
-
-std::vector<at::Tensor> read_state(wire::Reader& r) {
-  const uint32_t n = r.u32();
-  if (n > kMaxMixerTensors) throw Error(ErrorKind::plugin, "the mixer process answered with a decoding state of too "
-                                                           "many tensors");
-  std::vector<at::Tensor> state;
-  for (uint32_t i = 0; i < n; ++i) state.push_back(r.u8() ? r.tensor(kMaxTensorElements) : at::Tensor());
-  return state;
-}
-
-}  // namespace
-
 std::vector<at::Tensor> MixerProcess::decode_start(uint32_t id, int64_t batch, bool float64) {
   wire::Writer w;
   w.u32(id);
@@ -200,7 +179,7 @@ std::vector<at::Tensor> MixerProcess::decode_start(uint32_t id, int64_t batch, b
   w.u8(float64 ? 1 : 0);
   const wire::Message m = call(Op::decode_start, w, "start decoding");
   wire::Reader r(m.body, "answer to decode_start");
-  std::vector<at::Tensor> state = read_state(r);
+  std::vector<at::Tensor> state = r.state(kMaxMixerTensors, kMaxTensorElements);
   r.end();
   return state;
 }
@@ -211,14 +190,14 @@ at::Tensor MixerProcess::decode_step(uint32_t id, const at::Tensor& x, std::vect
   w.u32(id);
   w.i64(position);
   w.tensor(x);
-  write_state(w, state);
+  w.state(state);
   const wire::Message m = call(Op::decode_step, w, "answer a decoding step");
   wire::Reader r(m.body, "answer to decode_step");
   at::Tensor y = r.tensor(x.numel());
   if (!y.sizes().equals(x.sizes()) || !y.is_floating_point())
     throw Error(ErrorKind::plugin, "the mixer process answered a decoding step with a tensor of another shape than "
                                    "its input, or not of floating point");
-  state = read_state(r);
+  state = r.state(kMaxMixerTensors, kMaxTensorElements);
   r.end();
   return y;
 }

@@ -222,21 +222,16 @@ class Server {
     return mixer;
   }
 
-  static void write_state(wire::Writer& w, const std::vector<at::Tensor>& state) {
-    if (state.size() > kMaxMixerTensors) throw Error(ErrorKind::plugin, "a decoding state of too many tensors");
-    w.u32(static_cast<uint32_t>(state.size()));
-    for (const auto& t : state) {
-      w.u8(t.defined() ? 1 : 0);
-      if (t.defined()) w.tensor(t);
-    }
+  std::vector<at::Tensor> read_state(wire::Reader& r) {
+    std::vector<at::Tensor> state = r.state(kMaxMixerTensors, kMaxTensorElements);
+    for (auto& t : state)
+      if (t.defined()) t = t.to(device_);
+    return state;
   }
 
-  std::vector<at::Tensor> read_state(wire::Reader& r) {
-    const uint32_t n = r.u32();
-    if (n > kMaxMixerTensors) throw Error(ErrorKind::usage, "a decoding state of too many tensors");
-    std::vector<at::Tensor> state;
-    for (uint32_t i = 0; i < n; ++i) state.push_back(r.u8() ? r.tensor(kMaxTensorElements).to(device_) : at::Tensor());
-    return state;
+  static void write_state(wire::Writer& w, const std::vector<at::Tensor>& state) {
+    if (state.size() > kMaxMixerTensors) throw Error(ErrorKind::plugin, "a decoding state of too many tensors");
+    w.state(state);
   }
 
   void decode_start(wire::Reader& r, wire::Writer& w) {

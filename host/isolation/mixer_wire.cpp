@@ -205,6 +205,14 @@ void Writer::tensors(const std::vector<NamedTensor>& ts) {
   }
 }
 
+void Writer::state(const std::vector<at::Tensor>& ts) {
+  u32(static_cast<uint32_t>(ts.size()));
+  for (const auto& t : ts) {
+    u8(t.defined() ? 1 : 0);
+    if (t.defined()) tensor(t);
+  }
+}
+
 // The one place MixerSpec's fields are listed for the wire: a field added to
 // the SDK's struct changes its size and stops the build here until it is sent.
 static_assert(sizeof(lra::MixerSpec) == 9 * 8, "lra::MixerSpec changed: send its new field in Writer::spec and "
@@ -296,6 +304,14 @@ at::Tensor Reader::tensor(int64_t max_elements) {
   std::shared_ptr<char> owner = b_.owner();
   at::Tensor t = at::from_blob(data, sizes, [owner](void*) mutable { owner.reset(); }, options);
   return boolean ? t.ne(0) : t;
+}
+
+std::vector<at::Tensor> Reader::state(size_t max_count, int64_t max_elements) {
+  const uint32_t n = u32();
+  if (n > max_count) bad("a decoding state of more than " + std::to_string(max_count) + " tensors");
+  std::vector<at::Tensor> out;
+  for (uint32_t i = 0; i < n; ++i) out.push_back(u8() ? tensor(max_elements) : at::Tensor());
+  return out;
 }
 
 std::vector<NamedTensor> Reader::tensors(size_t max_count, int64_t max_elements) {

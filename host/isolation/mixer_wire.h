@@ -105,6 +105,7 @@ class Writer {
   void str(const std::string& s);
   void tensor(const at::Tensor& t);  // any device and layout; sent contiguous from the CPU
   void tensors(const std::vector<NamedTensor>& ts);
+  void state(const std::vector<at::Tensor>& ts);  // a decoding state: a count, then each tensor or "undefined"
   void spec(const lra::MixerSpec& s);  // every field of the SDK's MixerSpec
   size_t size() const { return out_.size() + referenced_; }
   std::string flat() const;  // the whole body as bytes (tests, small messages)
@@ -137,6 +138,7 @@ class Reader {
   // A tensor of at most `max_elements` elements, on the CPU.
   at::Tensor tensor(int64_t max_elements);
   std::vector<NamedTensor> tensors(size_t max_count, int64_t max_elements);
+  std::vector<at::Tensor> state(size_t max_count, int64_t max_elements);
   lra::MixerSpec spec();
   void end() const;  // nothing may follow the last field
 

@@ -313,7 +313,7 @@ TEST_F(Suites, EveryOutputHasTheSections) {
   const std::string t = html.substr(table, html.find("</table>", table) - table);
   EXPECT_NE(t.find(">Model point</th>"), std::string::npos);
   EXPECT_NE(t.find("<td class=\"text\" data-sort=\"d_model 128\">d_model 128</td>"), std::string::npos) << t;
-  EXPECT_NE(t.find("<td data-sort=\"85.000000\">85.00<div class=\"meta\">lr 0.01 · 1 setting · 1 seed · 1048576 B at "
+  EXPECT_NE(t.find("<td data-sort=\"85.000000\">85.00<div class=\"meta\">lr 0.01 · 1 setting · 1 seed · 1.05 MB at "
                    "length 1024</div></td>"),
             std::string::npos)
       << t;

@@ -231,6 +231,28 @@ TEST(MixerWire, TensorsSpecsAndFieldsRoundTrip) {
   r.end();
 }
 
+// A decoding state crosses whole (undefined tensors kept in place) and
+// within its bounds: more tensors than allowed is refused, naming it.
+TEST(MixerWire, ADecodingStateRoundTripsAndIsBounded) {
+  const at::Tensor k = at::randn({1, 5, 8}), v = at::randn({1, 5, 8});
+  wire::Writer w;
+  w.state({k, at::Tensor(), v});
+  wire::Reader r(w.flat(), "decode_step");
+  const auto back = r.state(4, 100);
+  r.end();
+  ASSERT_EQ(back.size(), 3u);
+  EXPECT_TRUE(back[0].equal(k));
+  EXPECT_FALSE(back[1].defined());
+  EXPECT_TRUE(back[2].equal(v));
+  wire::Reader too_many(w.flat(), "decode_step");
+  try {
+    too_many.state(2, 100);
+    FAIL() << "a state of 3 tensors passed a bound of 2";
+  } catch (const lra::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("a decoding state of more than 2 tensors"), std::string::npos) << e.what();
+  }
+}
+
 TEST(MixerWire, AdversarialMalformedBodiesAreRefusedInTheVerifiersWords) {
   wire::Writer ok;
   ok.tensor(at::ones({4, 4}));
