@@ -4,9 +4,9 @@
 #include <cstdio>
 
 #include "cli/commands.h"
-#include "device/blas_kernels.h"
 #include "cli/console_log.h"
 #include "common/dir_lock.h"
+#include "device/blas_kernels.h"
 #include "device/device.h"
 #include "forgetting/forget_run.h"
 #include "forgetting/memory_length.h"

@@ -7,9 +7,9 @@
 #include <memory>
 
 #include "cli/commands.h"
-#include "device/blas_kernels.h"
 #include "common/key_pair.h"
 #include "common/ed25519.h"
+#include "device/blas_kernels.h"
 #include "device/device.h"
 #include "runs/official_registry.h"
 #include "lra/status.h"

@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "device/blas_kernels.h"
 #include "cli/console_log.h"
+#include "device/blas_kernels.h"
 #include "leaderboard/paper_table.h"
 #include "leaderboard/smoke_baselines.h"
 #include "runs/train_run.h"

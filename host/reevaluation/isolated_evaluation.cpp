@@ -34,10 +34,6 @@ void restore(torch::nn::Module& m, const NamedTensors& from) {
   for (const auto& nt : wire::module_tensors(m)) nt.tensor.copy_(*by_name.at(nt.name));
 }
 
-}  // namespace
-
-namespace {
-
 // A sequence task's state size, measured here through the mixer process (the
 // state crosses with every step: what is counted is all the steps are given),
 // at the lengths the result records, else at the test inputs' own. A recorded

@@ -332,10 +332,7 @@ void reevaluate_run(const RunContext& ctx, RunReevaluation& r) {
                                        json_text_at(result, {"timing", "precision"}) + kernels_difference(setting, result)));
   if (same_setting ? correct != recorded_correct : std::abs(recomputed - recorded) > o.tolerance + 1e-12) {
     fail("metrics.test_accuracy is " + percent(recorded) + ", the submitted model scores " + percent(recomputed) +
-         " on the official test split" +
-         (same_setting ? " (same device, precision, CPU kernels and build: must be identical)"
-                       : std::string(same_device ? " (another build of the mixer" : " (different device, precision or CPU kernels") +
-                             ": allowed difference " + percent(o.tolerance) + ")"));
+         " on the official test split" + accuracy_rule_words(same_setting, same_device, o.tolerance));
   }
   // The device is the verifier's own; the recorded one is only the run's word.
   // Where they differ, the tolerance keeps honest cross-device work valid,

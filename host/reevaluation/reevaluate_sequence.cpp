@@ -5,6 +5,7 @@
 
 #include "common/json_input.h"
 #include "reevaluation/sequence_scoring.h"
+#include "reevaluation/verifier_setting.h"
 
 namespace lra::host {
 using nlohmann::json;
@@ -35,9 +36,7 @@ void judge_sequence_passes(const SequencePasses& p, const SequenceJudgement& j, 
   if (j.same_setting ? correct != recorded_correct : std::abs(recomputed - recorded) > j.tolerance + 1e-12)
     fail("metrics.test_accuracy is " + percent(recorded) + ", the submitted model scores " + percent(recomputed) +
          " of the official test split's scored positions" +
-         (j.same_setting ? " (same device, precision, CPU kernels and build: must be identical)"
-                         : std::string(j.same_device ? " (another build of the mixer" : " (different device, precision or CPU kernels") +
-                               ": allowed difference " + percent(j.tolerance) + ")"));
+         accuracy_rule_words(j.same_setting, j.same_device, j.tolerance));
   r.report["test"] = {{"scored", "position"},
                       {"recorded_accuracy", recorded},
                       {"recomputed_accuracy", recomputed},

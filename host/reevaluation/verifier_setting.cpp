@@ -3,6 +3,7 @@
 #include "common/json_input.h"
 #include "device/blas_kernels.h"
 #include "device/device.h"
+#include "reevaluation/private_set.h"
 
 namespace lra::host {
 
@@ -21,6 +22,12 @@ VerifierSetting verifier_setting(const ReevaluateOptions& o, const nlohmann::jso
                   s.precision == json_text_at(result, {"timing", "precision"}) &&
                   (s.cpu_kernels.empty() || s.cpu_kernels == json_text_at(result, {"timing", "cpu_kernels"}));
   return s;
+}
+
+std::string accuracy_rule_words(bool same_setting, bool same_device, double tolerance) {
+  if (same_setting) return " (same device, precision, CPU kernels and build: must be identical)";
+  return std::string(same_device ? " (another build of the mixer" : " (different device, precision or CPU kernels") +
+         ": allowed difference " + percent(tolerance) + ")";
 }
 
 std::string kernels_difference(const VerifierSetting& s, const nlohmann::json& result) {

@@ -21,6 +21,12 @@ struct VerifierSetting {
 
 VerifierSetting verifier_setting(const ReevaluateOptions& o, const nlohmann::json& result);
 
+// The rule a recomputed accuracy is held to, in the reports' words: " (same
+// device, precision, CPU kernels and build: must be identical)", or the
+// tolerance and why it applies (another build of the mixer; another device,
+// precision or CPU kernels).
+std::string accuracy_rule_words(bool same_setting, bool same_device, double tolerance);
+
 // ", CPU kernels OpenBLAS Prescott (here OpenBLAS SkylakeX)" where the
 // kernels are what differs; empty otherwise. For the reports' facts.
 std::string kernels_difference(const VerifierSetting& s, const nlohmann::json& result);

@@ -19,6 +19,16 @@ const nlohmann::json* find_point(const nlohmann::json& results, const std::strin
   return nullptr;
 }
 
+// tests/fixtures/python/wrong_decode.py's class CLS as a --plugins entry.
+std::string wrong_decode(const std::string& cls) {
+  return std::string(LRA_SOURCE_DIR) + "/tests/fixtures/python/wrong_decode.py:" + cls;
+}
+
+// bench --decode of one plugin at one short context, written to `out`.
+Outcome decode_one(const std::string& plugin, const std::filesystem::path& out) {
+  return lrahost("bench --decode --plugins " + plugin + " --lengths 8 --tokens 1 --device cpu --out " + out.string());
+}
+
 TEST(BenchDecodeCli, StateGrowsOnlyForTheKvCacheAndRecomputationIsMarked) {
   TempDir d;
   const std::string retention = std::string(LRA_SOURCE_DIR) + "/sdk/examples/python/retention.py:Retention";
@@ -89,12 +99,10 @@ TEST(BenchDecodeCli, BadOptionsFailBeforeMeasuring) {
 // anything is timed or written, and by inspect --check, naming the first
 // position that differs; the same Python mixer with honest steps is timed.
 TEST(BenchDecodeCli, StepsThatDropTheContextAreRefusedBeforeAnyNumber) {
-  const std::string python = std::string(LRA_SOURCE_DIR) + "/tests/fixtures/python/wrong_decode.py";
-  for (const std::string plugin : {fixture_plugin("fixture_wrong_decode"), python + ":WrongDecode"}) {
+  for (const std::string plugin : {fixture_plugin("fixture_wrong_decode"), wrong_decode("WrongDecode")}) {
     SCOPED_TRACE(plugin);
     TempDir d;
-    auto o = lrahost("bench --decode --plugins transformer," + plugin + " --lengths 8 --tokens 1 --device cpu --out " +
-                     (d.path() / "dec").string());
+    auto o = decode_one("transformer," + plugin, d.path() / "dec");
     EXPECT_EQ(o.code, 3) << o.output;
     EXPECT_NE(o.output.find("failed the conformance check 'decode': decode_step at position 1 differs from the "
                             "causal forward's output there"),
@@ -109,13 +117,12 @@ TEST(BenchDecodeCli, StepsThatDropTheContextAreRefusedBeforeAnyNumber) {
         << i.output;
   }
   TempDir d;
-  auto right = lrahost("bench --decode --plugins " + python + ":RightDecode --lengths 8 --tokens 1 --device cpu --out " +
-                       (d.path() / "dec").string());
+  auto right = decode_one(wrong_decode("RightDecode"), d.path() / "dec");
   ASSERT_EQ(right.code, 0) << right.output;
   EXPECT_NE(right.output.find("RightDecode: decode check passed"), std::string::npos) << right.output;
   const auto j = nlohmann::json::parse(read_text(d.path() / "dec" / "decode.json"));
   EXPECT_EQ(j["results"][0]["mode"], "state");
-  auto i = lrahost("inspect " + python + ":RightDecode --check");
+  auto i = lrahost("inspect " + wrong_decode("RightDecode") + " --check");
   EXPECT_EQ(i.code, 0) << i.output;
   EXPECT_NE(i.output.find("decode           passed"), std::string::npos) << i.output;
 }
@@ -125,18 +132,15 @@ TEST(BenchDecodeCli, StepsThatDropTheContextAreRefusedBeforeAnyNumber) {
 // naming the first step after it that differs; an honest one is timed as
 // "parallel".
 TEST(BenchDecodeCli, APrefillThatDropsThePromptIsRefusedBeforeAnyNumber) {
-  const std::string python = std::string(LRA_SOURCE_DIR) + "/tests/fixtures/python/wrong_decode.py";
   TempDir d;
-  auto o = lrahost("bench --decode --plugins " + python + ":WrongPrefill --lengths 8 --tokens 1 --device cpu --out " +
-                   (d.path() / "dec").string());
+  auto o = decode_one(wrong_decode("WrongPrefill"), d.path() / "dec");
   EXPECT_EQ(o.code, 3) << o.output;
   EXPECT_NE(o.output.find("decode_step at position 12 differs from the causal forward's output there"),
             std::string::npos)
       << o.output;
   EXPECT_NE(o.output.find("the prefilled state is not the steps' state"), std::string::npos) << o.output;
   EXPECT_FALSE(std::filesystem::exists(d.path() / "dec" / "decode.json")) << "no number is published";
-  auto right = lrahost("bench --decode --plugins " + python + ":RightPrefill --lengths 8 --tokens 1 --device cpu --out " +
-                       (d.path() / "ok").string());
+  auto right = decode_one(wrong_decode("RightPrefill"), d.path() / "ok");
   ASSERT_EQ(right.code, 0) << right.output;
   const auto j = nlohmann::json::parse(read_text(d.path() / "ok" / "decode.json"));
   EXPECT_EQ(j["results"][0]["prefill_mode"], "parallel");
@@ -145,10 +149,8 @@ TEST(BenchDecodeCli, APrefillThatDropsThePromptIsRefusedBeforeAnyNumber) {
 // A mixer that keeps its context in the object and hands back a state of one
 // number would be measured at 4 bytes: refused, its state being no value.
 TEST(BenchDecodeCli, AStateThatIsNotAllTheMixerKeepsIsRefused) {
-  const std::string python = std::string(LRA_SOURCE_DIR) + "/tests/fixtures/python/wrong_decode.py";
   TempDir d;
-  auto o = lrahost("bench --decode --plugins " + python + ":HiddenState --lengths 8 --tokens 1 --device cpu --out " +
-                   (d.path() / "dec").string());
+  auto o = decode_one(wrong_decode("HiddenState"), d.path() / "dec");
   EXPECT_EQ(o.code, 3) << o.output;
   EXPECT_NE(o.output.find("decode_step from a copy of the state at position 12, on other inputs"), std::string::npos)
       << o.output;
