@@ -31,6 +31,9 @@ struct BenchPoint {
   // files written before the field).
   double load_average = -1;
   int64_t cores = 0;
+  // On CUDA: how the training steps ran (train/step_graph.h GraphPlan::words:
+  // "captured", or "off: ..."); empty on the CPU and in older files.
+  std::string cuda_graphs;
 };
 
 // How far the timed repetitions of a point disagree: their min and max steps/s

@@ -97,7 +97,9 @@ std::vector<BenchPoint> measure_all(const std::vector<const LoadedPlugin*>& load
                progress_text(points.size(), total, elapsed,
                              eta.estimate({remaining.begin() + static_cast<std::ptrdiff_t>(points.size()), remaining.end()})),
                p->descriptor.name, L);
-      auto pt = measure_training_steps(p->descriptor.name, factory, L, o);
+      StepBenchOptions po = o;
+      po.mixer_capabilities = p->descriptor.capabilities;
+      auto pt = measure_training_steps(p->descriptor.name, factory, L, po);
       eta.record(p->descriptor.name, L, std::chrono::duration<double>(std::chrono::steady_clock::now() - now).count());
       if (p->descriptor.name == "transformer" && pt.status == "ok") {
         pt.flops_per_step = softmax_transformer_flops_per_step(o.model, o.batch, L);
@@ -144,6 +146,7 @@ std::vector<BenchPoint> measure_each_in_own_process(const BenchArgs& a, const st
                                      "--steps", std::to_string(a.steps), "--repeats", std::to_string(a.repeats),
                                      "--device", a.device, "--out", out.string()};
     if (a.fp32) args.push_back("--fp32");
+    args.insert(args.end(), {"--cuda-graphs", a.cuda_graphs});
     if (a.threads > 0) args.insert(args.end(), {"--threads", std::to_string(a.threads)});
     log.info("[plugin {}/{}] {}, in a process of its own (its peak memory independent of the others)", i + 1,
              plugins.size(), plugins[i]);
@@ -242,6 +245,8 @@ BenchOutcome run_bench(const BenchArgs& a, spdlog::logger& log) {
   o.repeats = a.repeats;
   o.device = pick_device(a.device);
   o.bf16 = o.device.is_cuda() && !a.fp32;
+  checked_graph_request(a.cuda_graphs, o.device);  // before any work
+  o.cuda_graphs = a.cuda_graphs;
   log.info("bench: {} plugins x {} lengths, batch {}, {} warm-up + {} x {} timed steps, {} {}", plugins.size(),
            lengths.size(), a.batch, a.warmup, a.repeats, a.steps, describe_device(o.device),
            o.bf16 ? "bfloat16 autocast" : "float32");

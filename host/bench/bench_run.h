@@ -33,6 +33,7 @@ struct BenchArgs {
   int64_t tokens = 8;
   std::string out = "runs/bench", device = "auto";
   bool fp32 = false;
+  std::string cuda_graphs = "auto";  // training steps captured in CUDA graphs, as `run --cuda-graphs` (train/step_graph.h)
   int threads = 0;
 };
 

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <functional>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -114,6 +115,14 @@ BenchPoint measure_training_steps(const std::string& plugin, const MixerFactory&
     }
     torch::nn::Module& trained = pretraining ? static_cast<torch::nn::Module&>(*pre) : *b.model;
     HostAdamW opt({torch::optim::OptimizerParamGroup(trained.parameters())}, adamw_options(o.train).lr(1e-4));
+    // As `run` would: captured in a CUDA graph where its plan says so (train/step_graph.h).
+    const GraphPlan graphs = plan_step_graph({parse_graph_request(o.cuda_graphs), o.device.is_cuda(),
+                                              cuda_graphs_compiled(), {{plugin, o.mixer_capabilities}},
+                                              !pretraining, fused_optimizer_enabled(), false, false});
+    if (graphs.refused)
+      throw Error(ErrorKind::usage, "--cuda-graphs on: " + plugin + "'s steps cannot be captured (" +
+                                        graphs.words.substr(graphs.words.find(": ") + 2) + ")");
+    if (o.device.is_cuda()) p.cuda_graphs = graphs.words;
     const int64_t micro = o.micro_batch > 0 ? std::min(o.micro_batch, o.batch) : o.batch;
     const bool bf16 = o.bf16 && o.device.is_cuda();
     // As the trainer's step: summed loss over each micro-batch / the batch, accumulated.
@@ -142,7 +151,21 @@ BenchPoint measure_training_steps(const std::string& plugin, const MixerFactory&
       if (o.train.grad_clip > 0) clip_grad_norm(trained.parameters(), o.train.grad_clip);
       opt.step();
     };
-    p.repetition_steps_per_s = time_repetitions(step, o);
+    // Captured during the last warm-up step, so every timed step is a replay.
+    std::optional<UpdateGraph> graph;
+    if (graphs.capture) {
+      graph.emplace(o.device, static_cast<int>(std::max<int64_t>(0, o.warmup - 1)));
+      opt.use_device_learning_rates(true);
+      opt.stage_learning_rates();  // the rate is constant here
+    }
+    const auto grads_to_none = [&] {
+      for (auto& q : trained.parameters()) q.mutable_grad() = at::Tensor();
+    };
+    const std::function<void()> call = [&] {
+      if (!graph) return step();
+      if (graph->run(step, grads_to_none)) opt.count_replayed_step();
+    };
+    p.repetition_steps_per_s = time_repetitions(call, o);
     record_machine_load(p);
     p.peak_memory_bytes = peak_memory_bytes(o.device);
     p.steps_per_s = median(p.repetition_steps_per_s);

@@ -13,6 +13,7 @@
 #include "bench/bench_point.h"
 #include "manifest/manifest.h"
 #include "model/backbone.h"
+#include "train/step_graph.h"
 
 namespace lra::host::bench {
 
@@ -28,6 +29,10 @@ struct StepBenchOptions {
   int64_t warmup = 3, steps = 10, repeats = 3;
   c10::Device device = c10::kCPU;
   bool bf16 = false;         // bfloat16 autocast (CUDA only)
+  // --cuda-graphs: what `run` would do for this plugin (train/step_graph.h);
+  // the plan is made per point (the pretraining step, as run's first phase, never captures).
+  std::string cuda_graphs = "auto";
+  uint32_t mixer_capabilities = 0;  // the measured plugin's bits (graph_safe decides under auto)
   uint64_t seed = 0;
   // >= 0: time the first phase of self-pretraining instead (docs/rules.md
   // "Self-pretraining"): the encoder with the host's pretraining head, this

@@ -88,6 +88,7 @@ BenchPoint point_from_json(const JsonReader& r, const json& v, const std::string
     p.load_average = number_at(r, v, at, "load_average");
     p.cores = count_at(r, v, at, "cores");
   }
+  if (v.contains("cuda_graphs")) p.cuda_graphs = string_at(r, v, at, "cuda_graphs");  // optional, CUDA only
   return p;
 }
 
@@ -119,6 +120,7 @@ json bench_points_json(const std::vector<BenchPoint>& points) {
       o["load_average"] = p.load_average;
       o["cores"] = p.cores;
     }
+    if (!p.cuda_graphs.empty()) o["cuda_graphs"] = p.cuda_graphs;
     if (const std::string w = speed_warning(p); !w.empty()) o["warning"] = w;
     out.push_back(std::move(o));
   }

@@ -126,6 +126,8 @@ void measure(Planned& x, const BenchArgs& a, const c10::Device& device, spdlog::
   o.repeats = a.repeats;
   o.device = device;
   o.bf16 = device.is_cuda() && !a.fp32 && m.train.precision != "float32";
+  o.cuda_graphs = a.cuda_graphs;
+  o.mixer_capabilities = x.plugin->descriptor.capabilities;
   o.seed = static_cast<uint64_t>(m.train.seed);
   const MixerFactory factory = plugin_mixer_factory(*x.plugin, x.options);
   auto& e = x.estimate;
@@ -192,6 +194,7 @@ BenchOutcome run_task_bench(const BenchArgs& a, spdlog::logger& log) {
   std::vector<Planned> planned = plan(a);
   const fs::path out = fresh_bench_out(a.out);
   const c10::Device device = pick_device(a.device);
+  checked_graph_request(a.cuda_graphs, device);  // before any work
   log.info("bench --task {} --preset {} --protocol {}: {} runs to predict, {} warm-up + {} x {} timed steps, {}", a.task, a.preset, a.protocol,
            planned.size(), a.warmup, a.repeats, a.steps, describe_device(device));
   std::vector<TaskRunEstimate> runs;

@@ -86,6 +86,11 @@ void add_bench_command(CLI::App& app, CommandSlot& slot) {
   b->add_option("--out", a->out, "Output directory (bench.json, bench.md, bench.svg)");
   add_device_option(b, a->device);
   add_fp32_flag(b, a->fp32);
+  b->add_option("--cuda-graphs", a->cuda_graphs,
+                "On CUDA, training steps captured in a CUDA graph and replayed, as `run --cuda-graphs`: auto (where "
+                "the mixer declares graph_safe), on, off")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->capture_default_str();
   add_threads_option(b, a->threads);
   // Decoding is measured one sequence at a time unless --batch says otherwise.
   on_parsed(b, slot, a, [batch](BenchArgs& args) {

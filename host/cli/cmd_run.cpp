@@ -103,6 +103,12 @@ void add_run_command(CLI::App& app, CommandSlot& slot) {
               "across (docs/architecture.md#the-process-boundary)");
   add_fp32_flag(r, a->fp32, "On CUDA, float32 instead of bfloat16 autocast (the manifest's train.precision "
                             "may also forbid autocast)");
+  r->add_option("--cuda-graphs", a->cuda_graphs,
+                "On CUDA, capture each training update in a CUDA graph and replay it: auto (where every update has "
+                "the same shapes and the mixer declares graph_safe), on (whatever the mixer declares: trying a plugin "
+                "under capture), off; the same numbers either way (docs/performance.md)")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->capture_default_str();
   on_parsed(r, slot, a, [&slot](RunArgs& args) {
     args.command_line = slot.command_line;
     return run_command(args);

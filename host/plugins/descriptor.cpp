@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "common/plugin_identity.h"
+#include "common/text.h"
 #include "lra/build_facts.h"
 #include "lra/status.h"
 #include "plugins/elf_section.h"
@@ -35,15 +36,6 @@ const char* kind_name(uint32_t kind) {
     case LRA_KIND_TASK: return "task";
     default: return "unknown";
   }
-}
-
-std::vector<std::string> capability_names(uint32_t caps) {
-  std::vector<std::string> out;
-  if (caps & LRA_CAP_CAUSAL) out.push_back("causal");
-  if (caps & LRA_CAP_ATTENTION_PROBS) out.push_back("attention_probs");
-  if (caps & LRA_CAP_PADDING_MASK) out.push_back("padding_mask");
-  if (caps & LRA_CAP_ROTARY) out.push_back("rotary");
-  return out;
 }
 
 Descriptor descriptor_from_record(const lra_plugin_info& r, const std::filesystem::path& file) {
@@ -143,8 +135,8 @@ std::vector<std::string> compatibility_problems(const Descriptor& p, const Descr
     std::snprintf(hex, sizeof hex, "0x%08x", unknown);
     out.push_back(std::string("descriptor declares capability bits ") + hex + " that SDK ABI " +
                   std::to_string(h.abi_major) + "." + std::to_string(h.abi_minor) +
-                  " does not define (known: causal, attention_probs, padding_mask, rotary): declare only LRA_CAP_* "
-                  "constants from lra/abi.h");
+                  " does not define (known: " + text::join(capability_names(kKnownCapabilities), ", ") +
+                  "): declare only LRA_CAP_* constants from lra/abi.h");
   }
   if (p.torch_version != h.torch_version)
     out.push_back("plugin built against LibTorch " + p.torch_version + ", host runs " + h.torch_version +

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "lra/abi.h"
+#include "lra/capabilities.h"
 
 namespace lra::host {
 
@@ -48,8 +49,7 @@ static_assert(offsetof(lra_plugin_api, interface) + sizeof(void*) == kPluginApiS
 
 // Every capability bit this host's SDK defines; a descriptor declaring any
 // other bit is refused (a bit the host does not know is a promise it cannot check).
-inline constexpr uint32_t kKnownCapabilities =
-    LRA_CAP_CAUSAL | LRA_CAP_ATTENTION_PROBS | LRA_CAP_PADDING_MASK | LRA_CAP_ROTARY;
+inline constexpr uint32_t kKnownCapabilities = lra::known_capability_bits();
 
 // The fields of lra_plugin_info as safe C++ strings (the file may be hostile).
 struct Descriptor {
@@ -76,6 +76,6 @@ std::vector<std::string> compatibility_problems(const Descriptor& plugin, const 
                                                 uint32_t wanted_kind);
 
 const char* kind_name(uint32_t kind);
-std::vector<std::string> capability_names(uint32_t caps);
+using lra::capability_names;  // lra/capabilities.h
 
 }  // namespace lra::host

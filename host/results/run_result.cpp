@@ -81,6 +81,7 @@ nlohmann::json timing_json(const RunResultFacts::Timing& t) {
           {"micro_batch", t.micro_batch},
           {"resumed_from", or_null(t.resumed_from)}};
   if (!t.cpu_kernels.empty()) j["cpu_kernels"] = t.cpu_kernels;
+  if (!t.cuda_graphs.empty()) j["cuda_graphs"] = t.cuda_graphs;
   return j;
 }
 

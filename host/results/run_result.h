@@ -71,6 +71,7 @@ struct RunResultFacts {
     int threads = 0;
     std::optional<std::string> resumed_from;  // the checkpoint folder's name
     std::string cpu_kernels;                  // on the CPU: blas_kernels_name(), written when known
+    std::string cuda_graphs;                  // on CUDA: how the updates ran (train/step_graph.h GraphPlan::words)
   } timing;
   std::vector<std::string> command_line;
   std::string started_at, finished_at;

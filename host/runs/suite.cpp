@@ -324,6 +324,16 @@ json run_planned(const SuiteArgs& a, const PlannedRun& r, const fs::path& out, s
   return rec;
 }
 
+// "[3/12, 8 min so far, about 30 min left]" before run `done` + 1: the time
+// left estimated per run this process trained (`timed`), since a resumed
+// suite's kept runs take none; no estimate before one has been trained.
+std::string suite_progress(std::size_t done, std::size_t total, double elapsed, std::size_t timed) {
+  if (timed == 0) return "[" + std::to_string(done + 1) + "/" + std::to_string(total) + "]";
+  const double left = elapsed / static_cast<double>(timed) * static_cast<double>(total - done);
+  return "[" + std::to_string(done + 1) + "/" + std::to_string(total) + ", " + text::human_duration(elapsed) +
+         " so far, about " + text::human_duration(left) + " left]";
+}
+
 }  // namespace
 
 SuiteOutcome run_suite(const SuiteArgs& a) {
@@ -360,14 +370,16 @@ SuiteOutcome run_suite(const SuiteArgs& a) {
   json runs = json::array();
   std::vector<ScoreInput> results;
   const auto suite_start = std::chrono::steady_clock::now();
+  std::size_t timed = 0;  // runs trained by this suite process (kept ones take no time)
   for (size_t i = 0; i < plan.runs.size(); ++i) {
     const PlannedRun& pr = plan.runs[i];
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - suite_start).count();
-    std::printf("  %s %s%s, seed %lld: ", text::progress_note(i, plan.runs.size(), elapsed).c_str(), pr.task.c_str(),
+    std::printf("  %s %s%s, seed %lld: ", suite_progress(i, plan.runs.size(), elapsed, timed).c_str(), pr.task.c_str(),
                 pr.point.values.empty() ? "" : (" " + text::join(pr.point.sets(), " ")).c_str(),
                 static_cast<long long>(pr.seed));
     std::fflush(stdout);
     json rec = run_planned(a, pr, out, results);
+    if (rec.value("status", std::string()) != "reused") ++timed;
     const int code = rec["exit_code"].get<int>();
     if (code != 0 && r.first_failure == 0) r.first_failure = code;
     runs.push_back(std::move(rec));

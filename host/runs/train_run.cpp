@@ -45,6 +45,7 @@
 #include "plugins/reference_configuration.h"
 #include "pretrain/fine_tuning_start.h"
 #include "pretrain/pretraining_phase.h"
+#include "train/adamw.h"
 #include "train/batches.h"
 #include "train/checkpoint.h"
 #include "train/module_io.h"
@@ -176,7 +177,8 @@ RunResultFacts run_record(const RunFacts& f) {
               peak_memory_kind(device), describe_device(device), f.trainer.bf16 ? "bfloat16 autocast" : "float32",
               f.threads,
               t.resumed_from ? std::optional<std::string>(t.resumed_from->filename().string()) : std::nullopt,
-              device.is_cpu() ? blas_kernels_name() : std::string()};
+              device.is_cpu() ? blas_kernels_name() : std::string(),
+              device.is_cuda() ? t.cuda_graphs : std::string()};
   r.command_line = f.args.command_line;
   r.started_at = f.started_at;
   r.finished_at = utc_now();
@@ -246,8 +248,17 @@ std::optional<RunSummary> train_run(const RunArgs& a, spdlog::logger& log) {
       a.sign_key ? std::optional<Ed25519PrivateKey>(load_ed25519_private_key(*a.sign_key)) : std::nullopt;
 
   RunPlan plan = plan_run(a);
+  const GraphRequest graph_request = checked_graph_request(a.cuda_graphs, pick_device(a.device));  // before any work
   const LoadedData data = load_run_data(a, plan, threads, log);
   const BuiltModel built = build_model(plan, data.dataset, a.device, log);
+  // Before the run directory: a capture asked for that cannot be done is exit 2 with nothing written.
+  const GraphPlan graphs = plan_step_graph(
+      {graph_request, pick_device(a.device).is_cuda(), cuda_graphs_compiled(),
+       {{plan.mixer->descriptor.name, plan.mixer->descriptor.capabilities}}, !data.dataset.is_sequence_task(),
+       fused_optimizer_enabled(), plan.isolated != nullptr, plan.ranks.world_size > 1});
+  if (graphs.refused)
+    throw Error(ErrorKind::usage, "--cuda-graphs on: this run's updates cannot be captured (" +
+                                      graphs.words.substr(graphs.words.find(": ") + 2) + "); use --cuda-graphs auto");
   RunDirectory dir;
   open_run_directory(dir, a, plan, data);
   start_run_log(a, plan, dir, log);
@@ -278,6 +289,7 @@ std::optional<RunSummary> train_run(const RunArgs& a, spdlog::logger& log) {
   topts.max_len = m.model.max_len;
   topts.micro_batch = a.micro_batch;
   topts.bf16 = device.is_cuda() && !a.fp32 && m.train.precision != "float32";
+  topts.graphs = graphs;
   Classifier model = built.model;
   topts.groups = built.groups;
   // --stop-after counts the process's wall time (data and model included), as a job's time limit does.

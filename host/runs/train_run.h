@@ -27,6 +27,7 @@ struct RunArgs {
   int threads = 0;  // 0 = all cores
   int64_t micro_batch = 0;  // 0 = whole batch
   bool fp32 = false;        // no bfloat16 autocast on CUDA
+  std::string cuda_graphs = "auto";  // auto | on | off: training updates captured in CUDA graphs (train/step_graph.h)
   bool resume = false;      // continue from the newest complete checkpoint in --out
   bool isolate = false;     // the mixer plugin in a confined process of its own (isolation/isolated_plugin.h)
   double stop_after = 0;    // > 0: stop with a checkpoint after this many seconds of training (exit 9)

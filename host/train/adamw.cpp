@@ -25,6 +25,15 @@ bool fused_optimizer_compiled() {
 #endif
 }
 
+// Read once per process.
+bool fused_optimizer_enabled() {
+  static const bool wanted = [] {
+    const char* v = std::getenv("LRA_FUSED_OPTIMIZER");
+    return fused_optimizer_compiled() && !(v && std::strcmp(v, "0") == 0);
+  }();
+  return wanted;
+}
+
 namespace {
 // AdamW's own key for a parameter's state: the TensorImpl's address, as a
 // string in LibTorch 1.x ("0x..."), as the pointer itself in later releases.
@@ -38,15 +47,6 @@ typename Map::key_type state_key(const Map&, const at::Tensor& p) {
   } else {
     return static_cast<Key>(p.unsafeGetTensorImpl());
   }
-}
-
-// Compiled in and not turned off (LRA_FUSED_OPTIMIZER=0); read once per process.
-bool fused_wanted() {
-  static const bool wanted = [] {
-    const char* v = std::getenv("LRA_FUSED_OPTIMIZER");
-    return fused_optimizer_compiled() && !(v && std::strcmp(v, "0") == 0);
-  }();
-  return wanted;
 }
 
 // What the fused kernels take: dense float32 tensors, all on one CUDA device.
@@ -72,7 +72,7 @@ HostAdamW::HostAdamW(std::vector<torch::optim::OptimizerParamGroup> groups, torc
 std::string HostAdamW::kind() const { return last_fused_ ? "fused AdamW (CUDA)" : "AdamW"; }
 
 bool HostAdamW::fused_ready() const {
-  if (!fused_wanted()) return false;
+  if (!fused_optimizer_enabled()) return false;
   std::vector<at::Tensor> params;
   for (const auto& group : param_groups()) {
     if (static_cast<const torch::optim::AdamWOptions&>(group.options()).amsgrad()) return false;
@@ -94,10 +94,38 @@ torch::Tensor HostAdamW::step(LossClosure closure) {
   return loss;
 }
 
+void HostAdamW::use_device_learning_rates(bool on) {
+  device_lr_ = on;
+  lr_tensors_.clear();
+}
+
+void HostAdamW::stage_learning_rates() {
+  if (!device_lr_) return;
+  c10::NoGradGuard no_grad;
+  for (size_t g = 0; g < param_groups().size(); ++g) {
+    const auto& group = param_groups()[g];
+    if (group.params().empty()) continue;
+    const double lr = static_cast<const torch::optim::AdamWOptions&>(group.options()).lr();
+    if (lr_tensors_.size() <= g) lr_tensors_.resize(param_groups().size());
+    if (!lr_tensors_[g].defined())
+      lr_tensors_[g] = at::empty({}, group.params().front().options().dtype(at::kFloat));
+    lr_tensors_[g].fill_(lr);  // a kernel with the value as its argument: nothing is read back
+  }
+}
+
+void HostAdamW::count_replayed_step() {
+  for (auto [st, mirrored] : last_updated_) {  // as fused_step's host side, which a replay does not run
+    st->step(st->step() + 1);
+    *mirrored = st->step();
+  }
+}
+
 void HostAdamW::fused_step() {
 #ifdef LRA_FUSED_OPTIMIZER
   c10::NoGradGuard no_grad;
-  for (auto& group : param_groups()) {
+  last_updated_.clear();
+  for (size_t g = 0; g < param_groups().size(); ++g) {
+    auto& group = param_groups()[g];
     const auto& o = static_cast<const torch::optim::AdamWOptions&>(group.options());
     std::vector<at::Tensor> params, grads, exp_avgs, exp_avg_sqs, steps;
     for (auto& p : group.params()) {
@@ -120,6 +148,7 @@ void HostAdamW::fused_step() {
         count = at::scalar_tensor(static_cast<double>(st.step()), p.options().dtype(at::kFloat));
       st.step(st.step() + 1);  // the host's copy, without reading the device
       mirrored = st.step();
+      last_updated_.emplace_back(&st, &mirrored);
       params.push_back(p);
       grads.push_back(p.grad());
       exp_avgs.push_back(st.exp_avg());
@@ -128,6 +157,16 @@ void HostAdamW::fused_step() {
     }
     if (params.empty()) continue;
     at::_foreach_add_(steps, 1);  // the kernel reads the count after this update, as AdamW's
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+    if (device_lr_) {  // staged by stage_learning_rates(): a captured step reads the schedule's value
+      TORCH_CHECK(g < lr_tensors_.size() && lr_tensors_[g].defined(),
+                  "HostAdamW: device learning rates used before stage_learning_rates()");
+      at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, steps, lr_tensors_[g],
+                        std::get<0>(o.betas()), std::get<1>(o.betas()), o.weight_decay(), o.eps(),
+                        /*amsgrad=*/false, /*maximize=*/false);
+      continue;
+    }
+#endif
     at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, steps, o.lr(),
                       std::get<0>(o.betas()), std::get<1>(o.betas()), o.weight_decay(), o.eps(),
                       /*amsgrad=*/false, /*maximize=*/false);
@@ -137,7 +176,7 @@ void HostAdamW::fused_step() {
 
 void clip_grad_norm(const std::vector<at::Tensor>& params, double max_norm) {
 #ifdef LRA_FUSED_OPTIMIZER
-  if (fused_wanted()) {
+  if (fused_optimizer_enabled()) {
     const auto grads = defined_grads(params);
     if (fusable(grads)) {
       c10::NoGradGuard no_grad;

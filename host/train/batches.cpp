@@ -68,6 +68,20 @@ Batch Batch::narrow(int64_t first, int64_t n) const {
   return o;
 }
 
+void Batch::copy_from(const Batch& b) {
+  const auto copy = [](at::Tensor& into, const at::Tensor& from, const char* name) {
+    if (into.defined() != from.defined() || (from.defined() && into.sizes() != from.sizes()))
+      throw Error(ErrorKind::internal, std::string("a staged batch's ") + name + " changed shape between updates");
+    if (from.defined()) into.copy_(from, /*non_blocking=*/true);
+  };
+  copy(ids, b.ids, "ids");
+  copy(mask, b.mask, "mask");
+  copy(ids2, b.ids2, "ids2");
+  copy(mask2, b.mask2, "mask2");
+  copy(labels, b.labels, "labels");
+  copy(targets, b.targets, "targets");
+}
+
 Batch Batch::to(const at::Device& device) const {
   // non_blocking: a copy from pinned memory (BatchPrefetcher) overlaps with
   // the device's queued work; for pageable memory it is an ordinary copy.

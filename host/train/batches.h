@@ -29,6 +29,9 @@ struct Batch {
   int64_t scored_positions = 0;
   Batch narrow(int64_t first, int64_t n) const;
   Batch to(const at::Device& device) const;
+  // Copies `b`'s values into these tensors (same shapes; non-blocking from
+  // pinned memory): a staged batch that stays the same tensors (CUDA graphs).
+  void copy_from(const Batch& b);
 };
 
 // Examples longer than max_len keep their first max_len tokens (as LRA does).

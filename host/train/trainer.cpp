@@ -200,21 +200,43 @@ class ClassifierObjective final : public TrainingObjective {
   }
 
   void accumulate_gradients(TrainWindow& w) override {
-    const auto& t = o_.train;
     auto b = prefetch_->next();
     const int64_t micro = o_.micro_batch > 0 ? std::min(o_.micro_batch, local_batch_) : local_batch_;
     // One dropout seed per update, drawn alike on every rank; each pass says
     // which examples of the global batch it holds, so the masks (lra/dropout.h)
     // do not depend on the number of ranks or micro-batches.
     const uint64_t dropout_seed = lra::ops::detail::draw_cpu_seed();
-    const int64_t rank_first = (o_.dist ? o_.dist->rank() : 0) * local_batch_;
-    if (b.targets.defined()) return accumulate_positions(w, b, micro, dropout_seed, rank_first);
+    if (b.targets.defined()) return accumulate_positions(w, b, micro, dropout_seed, rank_first());
+    classification_passes(w, b, dropout_seed);
+    w.count += static_cast<double>(local_batch_);
+  }
+
+  // CUDA graphs (train/step_graph.h): a classification task's batches all
+  // have the same shapes; each is copied into the staged tensors, which the
+  // passes read, captured or not.
+  bool fixed_shapes() const override { return !data_.is_sequence_task(); }
+  void stage_next_update() override {
+    auto b = prefetch_->next();
+    staged_seed_ = lra::ops::detail::draw_cpu_seed();  // as accumulate_gradients draws it
+    if (staged_.ids.defined())
+      staged_.copy_from(b);
+    else
+      staged_ = b.to(o_.device);  // allocated once, by an eager update before any capture
+  }
+  void accumulate_staged(TrainWindow& w) override { classification_passes(w, staged_, staged_seed_); }
+  double staged_count() const override { return static_cast<double>(local_batch_); }
+
+  // Forward and backward of a classification batch (this rank's part of the
+  // update), micro-batch by micro-batch; loss and correct predictions summed into `w` on the device.
+  void classification_passes(TrainWindow& w, const Batch& b, uint64_t dropout_seed) {
+    const auto& t = o_.train;
+    const int64_t micro = o_.micro_batch > 0 ? std::min(o_.micro_batch, local_batch_) : local_batch_;
     for (int64_t first = 0; first < local_batch_; first += micro) {
       const int64_t n = std::min(micro, local_batch_ - first);
       auto mb = b.narrow(first, n).to(o_.device);
       torch::Tensor logits, loss;
       {
-        const lra::ops::DropoutRows rows(dropout_seed, rank_first + first, n, t.batch_size);
+        const lra::ops::DropoutRows rows(dropout_seed, rank_first() + first, n, t.batch_size);
         CudaBf16Autocast autocast(bf16());
         logits = model_->forward(mb.ids, mb.mask, mb.ids2, mb.mask2).to(torch::kFloat);
         // Sum over the micro-batch divided by the whole batch: the accumulated
@@ -225,7 +247,6 @@ class ClassifierObjective final : public TrainingObjective {
       w.loss += loss.detach().to(torch::kDouble) * t.batch_size;
       w.correct += logits.argmax(-1).eq(mb.labels).sum().to(torch::kDouble);
     }
-    w.count += static_cast<double>(local_batch_);
   }
 
   // A sequence task: cross-entropy over the scored positions, averaged over
@@ -275,6 +296,8 @@ class ClassifierObjective final : public TrainingObjective {
 
  private:
   bool bf16() const { return o_.bf16 && o_.device.is_cuda(); }
+  // This rank's first example in the global batch.
+  int64_t rank_first() const { return (o_.dist ? o_.dist->rank() : 0) * local_batch_; }
 
   Classifier& model_;
   const lra::Dataset& data_;
@@ -283,6 +306,8 @@ class ClassifierObjective final : public TrainingObjective {
   IndexStream stream_;
   int64_t local_batch_ = 0;
   std::optional<BatchPrefetcher> prefetch_;  // built in start(), after the stream is positioned
+  Batch staged_;               // CUDA graphs: the batch every update's passes read
+  uint64_t staged_seed_ = 0;
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <set>
 
 #include <c10/util/Exception.h>
@@ -20,6 +21,10 @@ namespace lra::host {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Updates run eagerly before the capture (cuBLAS workspaces, kernel choices
+// and the optimizer's state exist by then), as PyTorch's CUDA graph recipe does.
+constexpr int kEagerUpdatesBeforeCapture = 3;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
@@ -173,6 +178,46 @@ TrainingLoopResult run_training_loop(torch::nn::Module& model, TrainingObjective
   auto steps_per_s = [&] { return (r.steps - r.first_step) / std::max(seconds_since(start) - r.other_seconds, 1e-9); };
   auto eta = [&](int64_t step, double sps) { return format_eta((t.steps - step - 1) / sps); };
 
+  // CUDA graphs (train/step_graph.h): each update's batch staged into the
+  // same tensors, the whole update — passes, clipping, AdamW — captured once
+  // after a few eager ones and replayed. A capture that fails goes on
+  // eagerly under --cuda-graphs auto, and ends the run under on.
+  r.cuda_graphs = o.graphs.words;
+  std::optional<UpdateGraph> graph;
+  if (o.graphs.capture) {
+    if (!objective.fixed_shapes())
+      throw Error(ErrorKind::internal, "a CUDA graph was planned for an objective whose shapes change");
+    graph.emplace(o.device, kEagerUpdatesBeforeCapture);
+    opt.use_device_learning_rates(true);
+  }
+  const auto staged_update = [&] {
+    opt.zero_grad();
+    objective.accumulate_staged(s.window);
+    if (t.grad_clip > 0) clip_grad_norm(model.parameters(), t.grad_clip);
+    opt.step();
+  };
+  const auto grads_to_none = [&] {  // so the captured backward writes every gradient afresh
+    for (auto& p : model.parameters()) p.mutable_grad() = at::Tensor();
+  };
+  const auto run_staged_update = [&](int64_t step) {
+    objective.stage_next_update();
+    opt.stage_learning_rates();
+    try {
+      if (graph->run(staged_update, grads_to_none)) opt.count_replayed_step();
+    } catch (const GraphCaptureError& e) {
+      if (o.graphs.required) throw;
+      // Nothing of the failed capture ran: the same update, eagerly, and every later one.
+      log.warn("CUDA graphs: {}; the run goes on without them", e.what());
+      r.cuda_graphs = "off: the capture failed at update " + std::to_string(step + 1);
+      graph.reset();
+      opt.use_device_learning_rates(false);
+      grads_to_none();
+      staged_update();
+    }
+    s.window.count += objective.staged_count();
+  };
+  if (o.device.is_cuda() && !r.cuda_graphs.empty()) log.info("cuda graphs: {}", r.cuda_graphs);
+
   r.steps = r.first_step;
   std::set<std::string> foreign_warned;  // checkpoint folders pruning left alone, each warned about once
   for (int64_t step = r.first_step; step < t.steps; ++step) {
@@ -181,18 +226,22 @@ TrainingLoopResult run_training_loop(torch::nn::Module& model, TrainingObjective
     const double lr = schedule(step);
     for (size_t i = 0; i < opt.param_groups().size(); ++i)
       static_cast<torch::optim::AdamWOptions&>(opt.param_groups()[i].options()).lr(lr * lr_factor[i]);
-    opt.zero_grad();
-    objective.accumulate_gradients(s.window);
-    if (o.dist) {
-      // Each rank's loss is its slice's sum over the global batch size, so
-      // the summed gradients are exactly the global batch's mean gradient.
-      std::vector<at::Tensor> grads;
-      for (auto& p : model.parameters())
-        if (p.grad().defined()) grads.push_back(p.grad());
-      o.dist->all_reduce_sum(grads);
+    if (graph) {
+      run_staged_update(step);  // passes, clipping and AdamW (train/step_graph.h)
+    } else {
+      opt.zero_grad();
+      objective.accumulate_gradients(s.window);
+      if (o.dist) {
+        // Each rank's loss is its slice's sum over the global batch size, so
+        // the summed gradients are exactly the global batch's mean gradient.
+        std::vector<at::Tensor> grads;
+        for (auto& p : model.parameters())
+          if (p.grad().defined()) grads.push_back(p.grad());
+        o.dist->all_reduce_sum(grads);
+      }
+      if (t.grad_clip > 0) clip_grad_norm(model.parameters(), t.grad_clip);
+      opt.step();
     }
-    if (t.grad_clip > 0) clip_grad_norm(model.parameters(), t.grad_clip);
-    opt.step();
     if (step == r.first_step) log.info("optimizer: {}", opt.kind());
     r.steps = step + 1;
     if (o.after_update) o.after_update(r.steps);

@@ -23,6 +23,7 @@
 #include "distributed/distributed.h"
 #include "manifest/manifest.h"
 #include "train/optimizer_groups.h"
+#include "train/step_graph.h"
 
 namespace lra::host {
 
@@ -50,6 +51,16 @@ class TrainingObjective {
   // Evaluates the current parameters after update `step` (rank 0 only);
   // adds its fields to the history entry and returns the log's words for it.
   virtual std::string evaluate(int64_t step, nlohmann::json& history_entry) = 0;
+  // CUDA graphs (train/step_graph.h): an objective whose updates all have the
+  // same shapes can stage each update's batch into tensors that stay the same
+  // (stage_next_update, outside the graph) and run its passes over them
+  // (accumulate_staged: device work only — what a capture records — adding
+  // loss and correct predictions to the window). staged_count() is what each
+  // update adds to window.count. The same arithmetic as accumulate_gradients.
+  virtual bool fixed_shapes() const { return false; }
+  virtual void stage_next_update() {}
+  virtual void accumulate_staged(TrainWindow& /*window*/) {}
+  virtual double staged_count() const { return 0; }
   // State a checkpoint carries beyond the loop's own (merged into its progress object).
   virtual nlohmann::json progress() const { return nlohmann::json::object(); }
   virtual void restore(const nlohmann::json& /*progress*/) {}
@@ -89,6 +100,9 @@ struct TrainingLoopOptions {
   // report, evaluation and checkpoint): a self-pretrained run keeps its
   // weights after the first updates there (pretrain/fine_tuning_start.h).
   std::function<void(int64_t updates_done)> after_update;
+  // Whether updates are captured in a CUDA graph (plan_step_graph; the
+  // objective must then have fixed_shapes()).
+  GraphPlan graphs;
   // > 0: return after this many updates, before any report, evaluation or
   // checkpoint of that update, as `stopped` (the verifier's replay of a
   // fine-tuning's first updates, reevaluation/fine_tuning_replay.h).
@@ -107,6 +121,9 @@ struct TrainingLoopResult {
   double steps_per_second = 0;
   std::optional<std::filesystem::path> resumed_from;  // the checkpoint actually continued from
   bool stopped = false;  // stop_after_seconds reached: `steps` updates done, checkpointed, not finished
+  // How the updates ran on CUDA: GraphPlan::words, or why a planned capture
+  // was given up ("off: the capture failed at update 4: ...").
+  std::string cuda_graphs;
 };
 
 // Trains `model`'s parameters on the objective for train.steps updates.

@@ -12,7 +12,7 @@ import re
 import sys
 import traceback
 
-CAPABILITIES = ("causal", "padding_mask", "attention_probs", "rotary")
+CAPABILITIES = ()  # the SDK's names (lra/capabilities.h), set by python_interpreter.cpp once this has run
 # The mixer spec's fields, passed to every constructor as keyword arguments.
 SPEC_FIELDS = ("d_model", "heads", "qkv_dim", "max_len", "causal", "attention_dropout", "layer_index", "seed",
                "rotary_base")

@@ -16,6 +16,7 @@
 #include <torch/csrc/autograd/python_variable.h>
 
 #include <lra/attention.h>
+#include <lra/capabilities.h>
 #include <lra/dropout.h>
 #include <lra/mixer.h>
 
@@ -165,6 +166,9 @@ void start_interpreter() {
       torch::autograd::set_default_engine_stub(&torch::autograd::Engine::get_base_engine);
       auto m = py::module_::create_extension_module("lra_python_bridge", nullptr, new PyModuleDef());
       py::exec(kBridgeSource, m.attr("__dict__"));
+      py::list names;  // the SDK's list (lra/capabilities.h), so the bridge never keeps a copy
+      for (const auto& c : lra::kCapabilities) names.append(c.name);
+      m.attr("CAPABILITIES") = py::tuple(names);
       py::module_::import("sys").attr("modules")["lra_python_bridge"] = m;
       bridge = new py::module_(m);  // never freed: Python is never finalized
       add_host_module();

@@ -33,6 +33,7 @@
 #include <torch/csrc/autograd/python_variable.h>
 
 #include <lra/attention.h>
+#include <lra/capabilities.h>
 #include <lra/dropout.h>
 #include <lra/mixer.h>
 
@@ -410,14 +411,6 @@ class PythonClassPlugin final : public lra::MixerPlugin {
   std::vector<lra::OptionSpec> options_;
 };
 
-uint32_t capability_bit(const std::string& c) {
-  if (c == "causal") return LRA_CAP_CAUSAL;
-  if (c == "padding_mask") return LRA_CAP_PADDING_MASK;
-  if (c == "attention_probs") return LRA_CAP_ATTENTION_PROBS;
-  if (c == "rotary") return LRA_CAP_ROTARY;
-  return 0;  // the bridge refused any other name
-}
-
 // ---- the plugin as a name (`--plugin python` alone) -------------------------
 
 std::vector<lra::OptionSpec> no_options() { return {}; }
@@ -447,7 +440,7 @@ extern "C" __attribute__((visibility("default"))) lra::Status lra_python_mixer_o
         throw;
       }
       uint32_t caps = 0;
-      for (auto c : d[1]) caps |= capability_bit(c.cast<std::string>());
+      for (auto c : d[1]) caps |= lra::capability_bit(c.cast<std::string>());  // the bridge refused unknown names
       std::vector<lra::OptionSpec> options;
       for (auto o : d[2]) {
         auto t = o.cast<py::tuple>();

@@ -180,7 +180,7 @@ INSTANTIATE_TEST_SUITE_P(
                "bool, int, float or str"}},
         Fault{"unknown_capability", fixture("faults.py:UnknownCapability"), 3,
               {"faults.py:UnknownCapability.lra_capabilities: unknown capability 'telepathy' (known: causal, "
-               "padding_mask, attention_probs, rotary)"}},
+               "attention_probs, padding_mask, rotary, graph_safe)"}},
         Fault{"changes_default_dtype", fixture("default_dtype.py:Mixer"), 3,
               {"default_dtype.py changed torch's default dtype (torch.set_default_dtype(torch.float64))"}},
         Fault{"no_class", fixture("faults.py:"), 2, {"names a Python file but no class"}},

@@ -231,3 +231,26 @@ TEST(RunCli, TrainsOnTheBestOpenBlasKernelsTheCpuHas) {
             std::string::npos)
       << read_text(mine / "run.log");
 }
+
+// --cuda-graphs (train/step_graph.h): asking for a capture where none can be
+// made is exit 2 before anything is written; a CPU result records nothing
+// about graphs (it has none); an unknown value names the choices.
+TEST(RunCli, CudaGraphsAskedForOnTheCpuAreRefusedBeforeAnyOutput) {
+  TempDir dir;
+  const auto out = dir.path() / "run";
+  auto o = lrahost(tiny_run_args(dir.str() + "/data", out.string()) + " --device cpu --cuda-graphs on");
+  EXPECT_EQ(o.code, 2) << o.output;
+  EXPECT_NE(o.output.find("--cuda-graphs on: CUDA graphs need a CUDA device"), std::string::npos) << o.output;
+  EXPECT_FALSE(std::filesystem::exists(out)) << "a refused run leaves nothing behind";
+
+  auto bad = lrahost(tiny_run_args(dir.str() + "/data", out.string()) + " --cuda-graphs yes");
+  EXPECT_EQ(bad.code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("--cuda-graphs"), std::string::npos) << bad.output;
+  EXPECT_NE(bad.output.find("auto"), std::string::npos) << bad.output;
+
+  // auto (the default) and off train on the CPU as ever; only CUDA results say how their updates ran.
+  ASSERT_EQ(lrahost(tiny_run_args(dir.str() + "/data", out.string()) + " --cuda-graphs off").code, 0);
+  const json r = load_json(out / "result.json");
+  EXPECT_FALSE(r["timing"].contains("cuda_graphs")) << r["timing"].dump();
+  EXPECT_EQ(read_text(out / "run.log").find("cuda graphs"), std::string::npos);
+}

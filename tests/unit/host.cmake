@@ -7,6 +7,7 @@ lra_unit_test(test_host
           ${CMAKE_CURRENT_SOURCE_DIR}/test_summary_position.cpp ${CMAKE_CURRENT_SOURCE_DIR}/test_short_conv.cpp
           ${CMAKE_CURRENT_SOURCE_DIR}/test_last_state_decoder.cpp
           ${CMAKE_CURRENT_SOURCE_DIR}/test_suite_grid.cpp ${CMAKE_CURRENT_SOURCE_DIR}/test_blas_kernels.cpp
+          ${CMAKE_CURRENT_SOURCE_DIR}/test_step_graph.cpp
   LIBS lra_host_cli TORCH_PCH)
 target_compile_definitions(test_host PRIVATE LRA_PLUGIN_DIR="${LRA_PLUGIN_OUTPUT_DIR}"
                                             LRA_FIXTURE_PLUGIN_DIR="${LRA_FIXTURE_PLUGIN_DIR}")

@@ -16,11 +16,12 @@
 #include <stdint.h>
 
 #define LRA_ABI_MAJOR 1
-#define LRA_ABI_MINOR 6  /* 1: MixerSpec::rotary_base, LRA_CAP_ROTARY; 2: Mixer::optimizer_hints;
+#define LRA_ABI_MINOR 7  /* 1: MixerSpec::rotary_base, LRA_CAP_ROTARY; 2: Mixer::optimizer_hints;
                            3: Mixer::decodes, decode_start, decode_step;
                            4: Dataset::sequence (per-position targets of sequence tasks);
                            5: SequenceTargets::readout (targets decoded from the last state);
-                           6: Mixer::prefill, prefills_in_parallel (a prompt's state in one call) */
+                           6: Mixer::prefill, prefills_in_parallel (a prompt's state in one call);
+                           7: LRA_CAP_GRAPH_SAFE (training updates captured in a CUDA graph) */
 
 #define LRA_PLUGIN_MAGIC 0x5041524Cu /* "LRAP" little-endian */
 #define LRA_PLUGIN_SECTION ".lra_plugin"
@@ -47,7 +48,10 @@ enum lra_capability {
   LRA_CAP_CAUSAL = 1u << 0,          /* supports causal (autoregressive) masking */
   LRA_CAP_ATTENTION_PROBS = 1u << 1, /* can return its attention probabilities */
   LRA_CAP_PADDING_MASK = 1u << 2,    /* honours the key padding mask exactly */
-  LRA_CAP_ROTARY = 1u << 3           /* applies rotary positions to queries and keys (lra/rotary.h) */
+  LRA_CAP_ROTARY = 1u << 3,          /* applies rotary positions to queries and keys (lra/rotary.h) */
+  LRA_CAP_GRAPH_SAFE = 1u << 4       /* forward and backward may be captured in a CUDA graph and replayed:
+                                        no host synchronisation, no host decision on a tensor's values,
+                                        random numbers only from ATen's CUDA generator (docs/abi.md) */
 };
 
 typedef struct lra_plugin_info {
