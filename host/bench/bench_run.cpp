@@ -233,6 +233,7 @@ BenchOutcome run_bench(const BenchArgs& a, spdlog::logger& log) {
   // Every plugin is resolved before anything is measured: a typo fails in a second, not after an hour.
   std::vector<const LoadedPlugin*> loaded;
   for (const auto& p : plugins) loaded.push_back(&open_plugin(p, LRA_KIND_MIXER));
+  checked_graph_request(a.cuda_graphs, pick_device(a.device));  // --cuda-graphs on without CUDA: exit 2, nothing written
   const fs::path out = fresh_bench_out(a.out);
 
   const Manifest text = load_preset("text", "official");
@@ -245,7 +246,6 @@ BenchOutcome run_bench(const BenchArgs& a, spdlog::logger& log) {
   o.repeats = a.repeats;
   o.device = pick_device(a.device);
   o.bf16 = o.device.is_cuda() && !a.fp32;
-  checked_graph_request(a.cuda_graphs, o.device);  // before any work
   o.cuda_graphs = a.cuda_graphs;
   log.info("bench: {} plugins x {} lengths, batch {}, {} warm-up + {} x {} timed steps, {} {}", plugins.size(),
            lengths.size(), a.batch, a.warmup, a.repeats, a.steps, describe_device(o.device),

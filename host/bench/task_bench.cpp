@@ -192,9 +192,9 @@ nlohmann::json protocol_json(const BenchArgs& a) {
 
 BenchOutcome run_task_bench(const BenchArgs& a, spdlog::logger& log) {
   std::vector<Planned> planned = plan(a);
-  const fs::path out = fresh_bench_out(a.out);
   const c10::Device device = pick_device(a.device);
-  checked_graph_request(a.cuda_graphs, device);  // before any work
+  checked_graph_request(a.cuda_graphs, device);  // --cuda-graphs on without CUDA: exit 2, nothing written
+  const fs::path out = fresh_bench_out(a.out);
   log.info("bench --task {} --preset {} --protocol {}: {} runs to predict, {} warm-up + {} x {} timed steps, {}", a.task, a.preset, a.protocol,
            planned.size(), a.warmup, a.repeats, a.steps, describe_device(device));
   std::vector<TaskRunEstimate> runs;

@@ -29,6 +29,7 @@ TEST(BenchCli, MeasuresWritesReportsAndMerges) {
     EXPECT_EQ(r["repetition_steps_per_s"].size(), 2u);
     EXPECT_GT(r["peak_memory_bytes"].get<int64_t>(), 0);
     EXPECT_EQ(r["peak_memory_kind"], "process peak RSS");
+    EXPECT_FALSE(r.contains("cuda_graphs")) << "the CPU has no CUDA graphs to report";
   }
   EXPECT_TRUE(j["results"][0]["flops_per_step"].is_number());  // transformer: known
   EXPECT_TRUE(j["results"][2]["flops_per_step"].is_null());    // others: not guessed
@@ -90,6 +91,10 @@ TEST(BenchCli, BadOptionsFailBeforeMeasuring) {
   EXPECT_NE(plugin.output.find("no_such_mixer"), std::string::npos) << plugin.output;
   auto report = lrahost("bench --report " + (d.path() / "missing.json").string() + out);
   EXPECT_EQ(report.code, 2) << report.output;
+  // CUDA graphs asked for where there is no CUDA (train/step_graph.h).
+  auto graphs = lrahost("bench --plugins transformer --lengths 16 --device cpu --cuda-graphs on" + out);
+  EXPECT_EQ(graphs.code, 2) << graphs.output;
+  EXPECT_NE(graphs.output.find("--cuda-graphs on: CUDA graphs need a CUDA device"), std::string::npos) << graphs.output;
   EXPECT_FALSE(fs::exists(d.path() / "b" / "bench.json"));
 }
 
@@ -163,6 +168,11 @@ TEST(BenchCli, TaskModeBadOptionsFailBeforeMeasuring) {
   EXPECT_EQ(negative.code, 2) << negative.output;
   auto plugin = lrahost("bench --task listops --preset smoke --plugins no_such_mixer" + out);
   EXPECT_EQ(plugin.code, 3) << plugin.output;
+  auto graphs = lrahost("bench --task listops --preset smoke --device cpu --cuda-graphs on" + out);
+  EXPECT_EQ(graphs.code, 2) << graphs.output;
+  EXPECT_NE(graphs.output.find("CUDA graphs need a CUDA device"), std::string::npos) << graphs.output;
+  auto bad = lrahost("bench --task listops --preset smoke --cuda-graphs maybe" + out);
+  EXPECT_EQ(bad.code, 2) << bad.output;
   EXPECT_FALSE(fs::exists(d.path() / "b" / "bench.json"));
 }
 
