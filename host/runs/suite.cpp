@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/build_info.h"
 #include "common/text.h"
 #include "common/atomic_file.h"
 #include "common/dir_lock.h"
@@ -260,21 +261,32 @@ void claim_for_plugin(const SuiteArgs& a, const LoadedPlugin& plugin, const Suit
       refuse_mix(marker.string(), "'" + stored.value("name", "?") + "' (" + stored.value("file", "?") + ", sha256 " +
                                       stored.value("sha256", "?").substr(0, 12) + ")");
   }
+  const std::string host_revision = build_info().git_revision;
   for (const auto& r : plan.runs) {  // finished runs of a suite written before the marker existed
     std::ifstream in(r.out / "result.json");
     if (!in) continue;
-    std::string name, sha256, file;
+    std::string name, sha256, file, revision;
     try {
       const json res = parse_json_input(in);
       const auto& p = res.at("plugin");
       name = p.at("name").get<std::string>();
       sha256 = p.at("sha256").get<std::string>();
       file = p.value("file", "?");
+      revision = res.at("host").value("git_revision", std::string());
     } catch (const std::exception&) {
       continue;  // an unreadable result is reported as a failed run below
     }
     if (name != plugin.descriptor.name || sha256 != plugin.sha256)
       refuse_mix((r.out / "result.json").string(), "'" + name + "' (" + file + ")");
+    // A suite's runs are one submission, and a submission comes from one host
+    // build (verify refuses a mix): a suite resumed by another build would
+    // finish runs no one could submit together.
+    if (revision != host_revision)
+      throw Error(ErrorKind::usage, (r.out / "result.json").string() + " was written by lrahost " +
+                                        (revision.empty() ? std::string("of an unknown build") : "build " + revision.substr(0, 12)) +
+                                        ", and this is build " + host_revision.substr(0, 12) +
+                                        ": a suite's runs must come from one build to be submitted together; continue "
+                                        "it with the build that started it, or choose another --out");
   }
   if (!fs::exists(marker)) write_file_atomic(marker, this_plugin.dump(2) + "\n");
 }

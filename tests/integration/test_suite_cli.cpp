@@ -86,6 +86,21 @@ TEST(Suite, RunsEverySeedRecordsAFailingTaskAndScoresOverSeeds) {
   const json s3 = json::parse(read_text(out / "suite.json"));
   for (const auto& r : s3["runs"]) EXPECT_EQ(r["status"], r["task"] == "listops" ? "reused" : "failed") << r.dump();
 
+  // A run written by another host build: resuming would mix builds in one
+  // submission (verify refuses that), so the suite is refused first.
+  {
+    const fs::path kept = out / "runs" / "listops" / "seed-0" / "result.json";
+    const std::string original = read_text(kept);
+    json other = json::parse(original);
+    other["host"]["git_revision"] = "0123456789abcdef0123456789abcdef01234567";
+    write_text(kept, other.dump(2));
+    auto mixed = lrahost(args + " --retry-failed");
+    EXPECT_EQ(mixed.code, 2) << mixed.output;
+    EXPECT_NE(mixed.output.find("was written by lrahost build 0123456789ab"), std::string::npos) << mixed.output;
+    EXPECT_NE(mixed.output.find("one build"), std::string::npos) << mixed.output;
+    write_text(kept, original);
+  }
+
   // The runs as a submission: open results from one host build and one plugin build.
   auto v = lrahost("verify " + (out / "runs").string());
   EXPECT_EQ(v.code, 0) << v.output;
