@@ -248,12 +248,13 @@ std::optional<RunSummary> train_run(const RunArgs& a, spdlog::logger& log) {
       a.sign_key ? std::optional<Ed25519PrivateKey>(load_ed25519_private_key(*a.sign_key)) : std::nullopt;
 
   RunPlan plan = plan_run(a);
-  const GraphRequest graph_request = checked_graph_request(a.cuda_graphs, pick_device(a.device));  // before any work
+  torch::Device device = pick_device(a.device);  // join_ranks picks the rank's GPU on it
+  const GraphRequest graph_request = checked_graph_request(a.cuda_graphs, device);  // before any work
   const LoadedData data = load_run_data(a, plan, threads, log);
   const BuiltModel built = build_model(plan, data.dataset, a.device, log);
   // Before the run directory: a capture asked for that cannot be done is exit 2 with nothing written.
   const GraphPlan graphs = plan_step_graph(
-      {graph_request, pick_device(a.device).is_cuda(), cuda_graphs_compiled(),
+      {graph_request, device.is_cuda(), cuda_graphs_compiled(),
        {{plan.mixer->descriptor.name, plan.mixer->descriptor.capabilities}}, !data.dataset.is_sequence_task(),
        fused_optimizer_enabled(), plan.isolated != nullptr, plan.ranks.world_size > 1});
   if (graphs.refused)
@@ -270,7 +271,6 @@ std::optional<RunSummary> train_run(const RunArgs& a, spdlog::logger& log) {
              (dir.out / kRunSourceCopyDir).string(), plan.mixer->source["files"].size());
   }
 
-  torch::Device device = pick_device(a.device);
   if (device.is_cpu())
     if (const std::string blas = describe_blas_kernels(); !blas.empty())
       log.info("cpu: {} thread{}, {}", threads, threads == 1 ? "" : "s", blas);
